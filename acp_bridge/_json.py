@@ -1,0 +1,12 @@
+"""JSON value aliases shared by every layer (no behaviour)."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+JsonValue: TypeAlias = (
+    "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
+)
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+
+__all__ = ["JsonObject", "JsonValue"]

@@ -1,0 +1,136 @@
+"""The exception tree of acp-bridge. Every error the bridge raises on purpose is one of these.
+
+    AcpBridgeError
+    ├── FrameError                      wire: a line that is not a JSON-RPC frame
+    ├── JsonRpcError(code, data)        jsonrpc: becomes a wire error as-is
+    │   ├── ParseError          -32700
+    │   ├── InvalidRequest      -32600
+    │   ├── MethodNotFound      -32601
+    │   ├── InvalidParams       -32602
+    │   ├── InternalError       -32603
+    │   ├── RequestCancelled    -32800
+    │   ├── AuthRequired        -32000
+    │   └── ResourceNotFound    -32002
+    ├── PeerError                       jsonrpc: the other side answered an outbound request
+    │   │                               with an error, or went away
+    │   └── PeerGone
+    ├── ModelStreamError                providers: a model call failed (classified)
+    └── ToolError                       tools: a tool could not do what was asked
+
+The single place where exceptions become wire errors is `acp_bridge.jsonrpc.error_to_wire`.
+"""
+
+from __future__ import annotations
+
+from acp_bridge._json import JsonValue
+
+__all__ = [
+    "AcpBridgeError",
+    "AuthRequired",
+    "FrameError",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "JsonRpcError",
+    "MethodNotFound",
+    "ParseError",
+    "PeerError",
+    "PeerGone",
+    "RequestCancelled",
+    "ResourceNotFound",
+    "ToolError",
+]
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+
+
+class AcpBridgeError(Exception):
+    """Root of every exception acp-bridge raises on purpose."""
+
+
+class FrameError(AcpBridgeError):
+    """A line from the peer could not become a JSON frame (too long, not UTF-8, not JSON)."""
+
+
+class JsonRpcError(AcpBridgeError):
+    """An error that is sent to the peer as a JSON-RPC error object, exactly as given.
+
+    `message` and `data` go on the wire: never put a traceback, a secret or a raw
+    validator dump in them.
+    """
+
+    code: int = INTERNAL_ERROR
+    default_message: str = "Internal error"
+
+    def __init__(self, message: str | None = None, data: JsonValue = None) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        super().__init__(self.message)
+
+
+class ParseError(JsonRpcError):
+    code = PARSE_ERROR
+    default_message = "Parse error"
+
+
+class InvalidRequest(JsonRpcError):
+    code = INVALID_REQUEST
+    default_message = "Invalid request"
+
+
+class MethodNotFound(JsonRpcError):
+    code = METHOD_NOT_FOUND
+    default_message = "Method not found"
+
+
+class InvalidParams(JsonRpcError):
+    code = INVALID_PARAMS
+    default_message = "Invalid params"
+
+
+class InternalError(JsonRpcError):
+    code = INTERNAL_ERROR
+    default_message = "Internal error"
+
+
+class RequestCancelled(JsonRpcError):
+    code = REQUEST_CANCELLED
+    default_message = "Request cancelled"
+
+
+class AuthRequired(JsonRpcError):
+    code = AUTH_REQUIRED
+    default_message = "Authentication required"
+
+
+class ResourceNotFound(JsonRpcError):
+    code = RESOURCE_NOT_FOUND
+    default_message = "Resource not found"
+
+
+class PeerError(AcpBridgeError):
+    """The peer answered one of our requests with an error object."""
+
+    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class PeerGone(PeerError):
+    """The connection closed while one of our requests was outstanding."""
+
+    def __init__(self, message: str = "the editor closed the connection") -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
+class ToolError(AcpBridgeError):
+    """A tool could not do what the model asked; the message is shown to the model."""

@@ -1,0 +1,57 @@
+"""Model providers: the normalized stream vocabulary, the `ModelProvider` seam, and adapters.
+
+Layer contract: providers know nothing of ACP, sessions or retries. They turn one model call
+into `StreamEvent`s or raise a classified `ModelStreamError`.
+"""
+
+from acp_bridge.providers._base import ModelProvider
+from acp_bridge.providers._conversation import (
+    AssistantTurn,
+    Message,
+    ModelRequest,
+    Thought,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    ToolSpec,
+    UserTurn,
+)
+from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
+from acp_bridge.providers._events import (
+    Finish,
+    FinishReason,
+    StreamEvent,
+    StreamStart,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallComplete,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
+
+__all__ = [
+    "AssistantTurn",
+    "FaultKind",
+    "Finish",
+    "FinishReason",
+    "Message",
+    "ModelProvider",
+    "ModelRequest",
+    "ModelStreamError",
+    "Phase",
+    "StreamEvent",
+    "StreamStart",
+    "TextDelta",
+    "ThoughtDelta",
+    "Thought",
+    "ToolCall",
+    "ToolCallComplete",
+    "ToolCallDelta",
+    "ToolCallStart",
+    "ToolResult",
+    "ToolResults",
+    "ToolSpec",
+    "Usage",
+    "UserTurn",
+]

@@ -1,0 +1,101 @@
+"""The provider-neutral conversation: what the turn engine keeps as history and sends.
+
+Only completed attempts become history. Each adapter renders these records into its own
+wire format (OpenAI messages, Anthropic content blocks, Gemini contents) and must keep the
+pairing: every `ToolResult` answers exactly one `ToolCall` of the preceding `AssistantTurn`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from acp_bridge._json import JsonObject, JsonValue
+
+__all__ = [
+    "AssistantTurn",
+    "Message",
+    "ModelRequest",
+    "Thought",
+    "ToolCall",
+    "ToolResult",
+    "ToolResults",
+    "ToolSpec",
+    "UserTurn",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool offered to the model: name, description and a JSON Schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """A completed reasoning block, with the provider's signature kept verbatim."""
+
+    text: str
+    signature: str | None = None
+    redacted_data: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call of a completed attempt, as the model made it."""
+
+    call_id: str
+    name: str
+    arguments: JsonObject
+    provider_meta: Mapping[str, JsonValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The answer to one `ToolCall` (same `call_id` and `name`)."""
+
+    call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    """The user's prompt, flattened to text parts (resources are inlined by the agent)."""
+
+    parts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurn:
+    """The kept (completed) attempt of one model call."""
+
+    text: str
+    thoughts: tuple[Thought, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResults:
+    """The function responses for the tool calls of the preceding `AssistantTurn`."""
+
+    results: tuple[ToolResult, ...]
+
+
+Message: TypeAlias = UserTurn | AssistantTurn | ToolResults
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model call. `attempt` starts at 1; adapters may only use it for logging/tracing."""
+
+    model: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    system: str | None = None
+    attempt: int = 1

@@ -1,0 +1,138 @@
+"""What a turn tells the editor, in the turn engine's own words.
+
+The engine emits these through a `TurnSink`; the agent layer turns each into exactly one
+ACP `session/update` (or a `session/request_permission` request). Keeping this vocabulary
+here keeps the engine sans-IO and free of wire models.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
+
+from acp_bridge._json import JsonValue
+from acp_bridge.tools._base import Location, ToolContent, ToolKind
+
+__all__ = [
+    "AgentText",
+    "AgentThought",
+    "PermissionDecision",
+    "PermissionOption",
+    "PermissionOptionKind",
+    "ResetMarker",
+    "ToolCallChanged",
+    "ToolCallShown",
+    "ToolStatus",
+    "TurnSink",
+    "TurnUpdate",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ResetMarker:
+    """The reset flag (spec/reset-extension.md, RESET-001..): rides on the first chunk of a
+    retried attempt whose predecessor had shown chunks. Serialised into `update._meta`."""
+
+    attempt: int
+    reason: str
+
+    def to_meta(self) -> dict[str, JsonValue]:
+        return {"reset": True, "attempt": self.attempt, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentText:
+    """An `agent_message_chunk`. `message_id` is unique per attempt."""
+
+    text: str
+    message_id: str
+    reset: ResetMarker | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentThought:
+    """An `agent_thought_chunk`."""
+
+    text: str
+    message_id: str
+
+
+class ToolStatus(enum.StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallShown:
+    """A `tool_call` update: a call of a completed attempt, announced to the editor.
+
+    `tool_call_id` is the bridge's own id (unique in the session), never a provider id.
+    """
+
+    tool_call_id: str
+    title: str
+    kind: ToolKind
+    status: ToolStatus = ToolStatus.PENDING
+    content: tuple[ToolContent, ...] = ()
+    locations: tuple[Location, ...] = ()
+    raw_input: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallChanged:
+    """A `tool_call_update`: only the fields that changed (None means unchanged)."""
+
+    tool_call_id: str
+    status: ToolStatus | None = None
+    content: tuple[ToolContent, ...] | None = None
+    locations: tuple[Location, ...] | None = None
+    raw_output: JsonValue = None
+    title: str | None = None
+
+
+TurnUpdate: TypeAlias = AgentText | AgentThought | ToolCallShown | ToolCallChanged
+
+
+class PermissionOptionKind(enum.StrEnum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    REJECT_ONCE = "reject_once"
+    REJECT_ALWAYS = "reject_always"
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionOption:
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision:
+    """The editor's answer: the chosen option's id, or cancelled (`option_id` None)."""
+
+    option_id: str | None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.option_id is None
+
+
+class TurnSink(Protocol):
+    """Where a turn's output goes (implemented by the agent layer over JSON-RPC).
+
+    Contract: `send_update` returns once the update is queued for the wire in order;
+    `request_permission` sends `session/request_permission` and waits for the answer; when
+    the turn is cancelled while it waits, the implementation sends `$/cancel_request` for it
+    and lets the cancellation propagate.
+    """
+
+    async def send_update(self, update: TurnUpdate) -> None: ...
+
+    async def request_permission(
+        self, call: ToolCallShown, options: Sequence[PermissionOption]
+    ) -> PermissionDecision: ...
