@@ -1,1 +1,52 @@
-"""acp_bridge.jsonrpc."""
+"""JSON-RPC 2.0 layer: envelopes, ids, correlation, cancellation, error mapping.
+
+It knows nothing of ACP: methods are strings and params are JSON values.
+"""
+
+from acp_bridge.jsonrpc._codes import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+)
+from acp_bridge.jsonrpc._envelope import (
+    Inbound,
+    Invalid,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    classify,
+)
+from acp_bridge.jsonrpc._errors import error_object, error_to_wire, validation_details
+from acp_bridge.jsonrpc._peer import CANCEL_REQUEST, Handler, JsonRpcPeer, Reply, Tracer
+
+__all__ = [
+    "AUTH_REQUIRED",
+    "CANCEL_REQUEST",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "RESOURCE_NOT_FOUND",
+    "Handler",
+    "Inbound",
+    "Invalid",
+    "JsonRpcPeer",
+    "Notification",
+    "Reply",
+    "Request",
+    "RequestId",
+    "Response",
+    "Tracer",
+    "classify",
+    "error_object",
+    "error_to_wire",
+    "validation_details",
+]

@@ -1,1 +1,29 @@
-"""acp_bridge.wire."""
+"""Wire layer: bytes <-> JSON frames (sans-IO NDJSON) and the transports that carry them.
+
+Nothing here knows JSON-RPC or ACP.
+"""
+
+from acp_bridge.wire._framing import (
+    DEFAULT_MAX_LINE_BYTES,
+    BadFrame,
+    Decoded,
+    Frame,
+    NdjsonDecoder,
+    encode,
+)
+from acp_bridge.wire._stdio import StdioTransport, open_stdio
+from acp_bridge.wire._transport import MemoryTransport, Transport, create_memory_pair
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "BadFrame",
+    "Decoded",
+    "Frame",
+    "MemoryTransport",
+    "NdjsonDecoder",
+    "StdioTransport",
+    "Transport",
+    "create_memory_pair",
+    "encode",
+    "open_stdio",
+]

@@ -1,0 +1,50 @@
+"""The one boundary where exceptions become JSON-RPC error objects.
+
+What goes on the wire is deliberate: a `JsonRpcError` as given; a pydantic
+`ValidationError` as -32602 with field locations only (never the offending input, which
+could hold a secret, nor pydantic's URLs); anything else as a bare -32603 whose story goes to
+the stderr log with its traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pydantic
+
+from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.errors import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+
+__all__ = ["error_object", "error_to_wire", "validation_details"]
+
+_log = logging.getLogger("acp_bridge.jsonrpc")
+
+
+def error_object(code: int, message: str, data: JsonValue = None) -> JsonObject:
+    error: JsonObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return error
+
+
+def validation_details(exc: pydantic.ValidationError) -> list[JsonValue]:
+    """Where the params were wrong, and why, without echoing any input."""
+    details: list[JsonValue] = []
+    for item in exc.errors(include_url=False, include_input=False, include_context=False):
+        location = ".".join(str(part) for part in item["loc"])
+        details.append({"field": location or "(params)", "problem": item["msg"]})
+    return details
+
+
+def error_to_wire(exc: BaseException, *, method: str | None = None) -> JsonObject:
+    """Maps any exception raised by a handler to the error object the peer receives."""
+    if isinstance(exc, JsonRpcError):
+        return error_object(exc.code, exc.message, exc.data)
+    if isinstance(exc, pydantic.ValidationError):
+        return error_object(
+            INVALID_PARAMS,
+            f"Invalid params for {method}" if method else "Invalid params",
+            {"errors": validation_details(exc)},
+        )
+    _log.error("internal error while handling %s", method or "a message", exc_info=exc)
+    return error_object(INTERNAL_ERROR, "Internal error")
