@@ -1,1 +1,65 @@
-"""acp_bridge.tools."""
+"""Tools the model may call: files, edits, search and shell commands, through the editor or not.
+
+Contract (see `_base` for the seam): a tool previews what it will do before the permission
+gate asks (title, kind, locations, and for edits the diff), and runs only when allowed.
+File access goes through the editor's `fs/*` when the client advertised it, and command
+execution through its `terminal/*`; otherwise the local disk and local processes are used.
+Every path, for the editor too, is confined to the session's roots.
+"""
+
+from acp_bridge.tools._base import (
+    DiffContent,
+    EditorCapabilities,
+    EditorClient,
+    ExitStatus,
+    Location,
+    TerminalContent,
+    TerminalOutput,
+    TextContent,
+    Tool,
+    ToolContent,
+    ToolContext,
+    ToolKind,
+    ToolOutcome,
+    ToolPreview,
+)
+from acp_bridge.tools._command import RunCommand, command_prefix, shell_argv
+from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
+from acp_bridge.tools._files import ReadFile, WriteFile
+from acp_bridge.tools._listing import ListDirectory
+from acp_bridge.tools._paths import WorkspacePath, resolve_path
+from acp_bridge.tools._registry import ToolRegistry, default_tools
+from acp_bridge.tools._search import SearchFiles
+from acp_bridge.tools._text import ToolLimits
+
+__all__ = [
+    "DiffContent",
+    "EditFile",
+    "EditPlan",
+    "EditorCapabilities",
+    "EditorClient",
+    "ExitStatus",
+    "ListDirectory",
+    "Location",
+    "ReadFile",
+    "RunCommand",
+    "SearchFiles",
+    "TerminalContent",
+    "TerminalOutput",
+    "TextContent",
+    "Tool",
+    "ToolContent",
+    "ToolContext",
+    "ToolKind",
+    "ToolLimits",
+    "ToolOutcome",
+    "ToolPreview",
+    "ToolRegistry",
+    "WorkspacePath",
+    "WriteFile",
+    "command_prefix",
+    "default_tools",
+    "plan_edit",
+    "resolve_path",
+    "shell_argv",
+]

@@ -1,0 +1,185 @@
+"""`read_file` and `write_file`.
+
+`read_file {path, line?, limit?}` returns the file's text (from the editor's buffer when the
+client can read files), optionally from a 1-based `line` for `limit` lines; more than
+`ToolLimits.read_bytes` is cut with a marker that says where to continue.
+`write_file {path, content}` replaces or creates the file, creating missing parent
+directories; its preview carries the diff (old text None for a new file) the user approves.
+Writing the same content twice leaves the same file: the tool is idempotent by nature.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass, field
+
+from acp_bridge._json import JsonObject
+from acp_bridge.tools._args import optional_int, required_str
+from acp_bridge.tools._base import (
+    DiffContent,
+    Location,
+    ToolContext,
+    ToolKind,
+    ToolOutcome,
+    ToolPreview,
+)
+from acp_bridge.tools._fs import read_existing, read_text, write_text
+from acp_bridge.tools._paths import resolve_path
+from acp_bridge.tools._text import ToolLimits, truncate_head, truncation_marker
+
+__all__ = ["ReadFile", "WriteFile"]
+
+logger = logging.getLogger(__name__)
+
+_PATH: JsonObject = {
+    "type": "string",
+    "description": "File path, relative to the working directory or absolute inside the workspace.",
+}
+
+_READ_PARAMETERS: JsonObject = {
+    "type": "object",
+    "properties": {
+        "path": _PATH,
+        "line": {
+            "type": "integer",
+            "description": "1-based line to start reading at (default: the first line).",
+        },
+        "limit": {
+            "type": "integer",
+            "description": "How many lines to read (default: to the end of the file).",
+        },
+    },
+    "required": ["path"],
+}
+
+_WRITE_PARAMETERS: JsonObject = {
+    "type": "object",
+    "properties": {
+        "path": _PATH,
+        "content": {"type": "string", "description": "The complete new content of the file."},
+    },
+    "required": ["path", "content"],
+}
+
+
+def _range_label(line: int | None, limit: int | None) -> str:
+    if line is None and limit is None:
+        return ""
+    first = line or 1
+    if limit is None:
+        return f" (from line {first})"
+    return f" (lines {first}-{first + limit - 1})"
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """Read a text file, or a range of its lines."""
+
+    limits: ToolLimits = field(default_factory=ToolLimits)
+
+    name = "read_file"
+    kind = ToolKind.READ
+    side_effect = False
+    description = (
+        "Read a UTF-8 text file of the workspace. Returns the exact text (no line numbers), "
+        "so it can be quoted in edit_file. Use `line` and `limit` to read part of a long file."
+    )
+
+    @property
+    def parameters(self) -> JsonObject:
+        return copy.deepcopy(_READ_PARAMETERS)
+
+    async def preview(self, arguments: JsonObject, ctx: ToolContext) -> ToolPreview:
+        where = resolve_path(required_str(arguments, "path"), ctx)
+        line = optional_int(arguments, "line", minimum=1)
+        limit = optional_int(arguments, "limit", minimum=1)
+        return ToolPreview(
+            title=f"Read {where.display}{_range_label(line, limit)}",
+            kind=self.kind,
+            locations=(Location(str(where.path), line),),
+            permission_scope=self.name,
+            scope_label="reading files",
+        )
+
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
+        where = resolve_path(required_str(arguments, "path"), ctx)
+        line = optional_int(arguments, "line", minimum=1)
+        limit = optional_int(arguments, "limit", minimum=1)
+        text = await read_text(
+            ctx, where, max_bytes=self.limits.max_file_bytes, line=line, limit=limit
+        )
+        kept, omitted = truncate_head(text, self.limits.read_bytes)
+        if omitted:
+            next_line = (line or 1) + kept.count("\n")
+            separator = "" if kept.endswith("\n") else "\n"
+            for_model = (
+                f"{kept}{separator}{truncation_marker(omitted)}\n"
+                f"Continue with read_file line={next_line}."
+            )
+        elif not text:
+            for_model = "(empty file)" if line is None else f"(no lines from line {line})"
+        else:
+            for_model = text
+        return ToolOutcome(
+            ok=True,
+            for_model=for_model,
+            raw_output={
+                "path": str(where.path),
+                "bytes": len(text.encode("utf-8")),
+                "truncated": omitted > 0,
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFile:
+    """Create or replace a whole file."""
+
+    limits: ToolLimits = field(default_factory=ToolLimits)
+
+    name = "write_file"
+    kind = ToolKind.EDIT
+    side_effect = True
+    description = (
+        "Create a file or replace its whole content. Missing parent directories are created. "
+        "To change part of an existing file, prefer edit_file."
+    )
+
+    @property
+    def parameters(self) -> JsonObject:
+        return copy.deepcopy(_WRITE_PARAMETERS)
+
+    async def preview(self, arguments: JsonObject, ctx: ToolContext) -> ToolPreview:
+        where = resolve_path(required_str(arguments, "path"), ctx)
+        content = required_str(arguments, "content", allow_empty=True)
+        old_text = await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
+        path = str(where.path)
+        return ToolPreview(
+            title=f"Write {where.display}",
+            kind=self.kind,
+            locations=(Location(path),),
+            content=(DiffContent(path=path, new_text=content, old_text=old_text),),
+            permission_scope=self.name,
+            scope_label="writing files",
+        )
+
+    async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
+        where = resolve_path(required_str(arguments, "path"), ctx)
+        content = required_str(arguments, "content", allow_empty=True)
+        old_text = await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
+        logger.debug("write_file %s (effect %s)", where.path, ctx.effect_key)
+        await write_text(ctx, where, content)
+        size = len(content.encode("utf-8"))
+        verb = "Created" if old_text is None else "Wrote"
+        path = str(where.path)
+        return ToolOutcome(
+            ok=True,
+            for_model=f"{verb} {where.display} ({size} bytes, {_line_count(content)} lines).",
+            content=(DiffContent(path=path, new_text=content, old_text=old_text),),
+            raw_output={"path": path, "bytes": size, "created": old_text is None},
+        )

@@ -1,0 +1,151 @@
+"""File access for the tools: through the editor when it advertised it, else the local disk.
+
+Reads go through `fs/read_text_file` when the client advertised `fs.readTextFile` (the
+editor's unsaved buffers win), writes through `fs/write_text_file` when it advertised
+`fs.writeTextFile`; each capability is checked on its own, so a client that can read but not
+write gets editor reads and local writes (TOOLS-001, TOOLS-002). Every path was checked by
+`resolve_path` first, for the editor too.
+
+Whether a file exists (new file: no old text in the diff) is asked of the local disk: the
+agent runs on the editor's machine. Missing parent directories are created on the local disk
+before a write, also when the editor writes, since `fs/write_text_file` only promises to
+create the file itself.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+
+import anyio
+
+from acp_bridge.errors import PeerError, PeerGone, ToolError
+from acp_bridge.tools._base import EditorClient, ToolContext
+from acp_bridge.tools._paths import WorkspacePath
+
+__all__ = [
+    "editor_for_read",
+    "editor_for_write",
+    "read_existing",
+    "read_text",
+    "slice_lines",
+    "write_text",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def editor_for_read(ctx: ToolContext) -> EditorClient | None:
+    """The editor, only when it advertised `fs.readTextFile` (TOOLS-001)."""
+    editor = ctx.editor
+    return editor if editor is not None and editor.capabilities.read_text_file else None
+
+
+def editor_for_write(ctx: ToolContext) -> EditorClient | None:
+    """The editor, only when it advertised `fs.writeTextFile` (TOOLS-001)."""
+    editor = ctx.editor
+    return editor if editor is not None and editor.capabilities.write_text_file else None
+
+
+def _os_error(action: str, where: WorkspacePath, error: OSError) -> ToolError:
+    if error.errno == errno.ENOENT:
+        return ToolError(f"{where.display}: no such file")
+    if error.errno == errno.EISDIR:
+        return ToolError(f"{where.display} is a directory; use list_directory")
+    if error.errno == errno.ENOTDIR:
+        return ToolError(f"{where.display}: a part of the path is not a directory")
+    return ToolError(f"cannot {action} {where.display}: {error.strerror or error}")
+
+
+def _peer_error(action: str, where: WorkspacePath, error: PeerError) -> ToolError:
+    return ToolError(f"the editor could not {action} {where.display}: {error.message}")
+
+
+def _decode(data: bytes, where: WorkspacePath) -> str:
+    if b"\x00" in data:
+        raise ToolError(f"{where.display} looks like a binary file; only text files can be used")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{where.display} is not UTF-8 text") from None
+
+
+async def _read_local(where: WorkspacePath, max_bytes: int) -> str:
+    file = anyio.Path(where.real)
+    try:
+        size = (await file.stat()).st_size
+        if await file.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if size > max_bytes:
+            raise ToolError(
+                f"{where.display} is {size} bytes, more than the {max_bytes} bytes a tool may "
+                "load; use search_files to find the part you need"
+            )
+        data = await file.read_bytes()
+    except OSError as error:
+        raise _os_error("read", where, error) from None
+    return _decode(data, where)
+
+
+def slice_lines(text: str, line: int | None, limit: int | None) -> str:
+    """Lines `line` (1-based) to `line + limit - 1` of `text`, line breaks kept."""
+    if line is None and limit is None:
+        return text
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    start = (line or 1) - 1
+    end = None if limit is None else start + limit
+    return "".join(lines[start:end])
+
+
+async def read_text(
+    ctx: ToolContext,
+    where: WorkspacePath,
+    *,
+    max_bytes: int,
+    line: int | None = None,
+    limit: int | None = None,
+) -> str:
+    """The file's text (or the given line range), from the editor when it can read."""
+    editor = editor_for_read(ctx)
+    if editor is None:
+        return slice_lines(await _read_local(where, max_bytes), line, limit)
+    try:
+        return await editor.read_text_file(str(where.path), line=line, limit=limit)
+    except PeerGone:
+        raise
+    except PeerError as error:
+        raise _peer_error("read", where, error) from None
+
+
+async def read_existing(ctx: ToolContext, where: WorkspacePath, *, max_bytes: int) -> str | None:
+    """The whole current text of the file, or None when there is no such file yet."""
+    if not await anyio.Path(where.real).exists():
+        return None
+    return await read_text(ctx, where, max_bytes=max_bytes)
+
+
+async def write_text(ctx: ToolContext, where: WorkspacePath, content: str) -> None:
+    """Write `content` (creating missing parent directories), through the editor when it can."""
+    parent = anyio.Path(where.real.parent)
+    try:
+        await parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _os_error("create the directory of", where, error) from None
+    editor = editor_for_write(ctx)
+    if editor is None:
+        try:
+            await anyio.Path(where.real).write_bytes(content.encode("utf-8"))
+        except OSError as error:
+            raise _os_error("write", where, error) from None
+        return
+    try:
+        await editor.write_text_file(str(where.path), content)
+    except PeerGone:
+        raise
+    except PeerError as error:
+        raise _peer_error("write", where, error) from None
+    logger.debug("wrote %s through the editor", where.path)
