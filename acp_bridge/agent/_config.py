@@ -1,0 +1,48 @@
+"""What the composition root hands the agent: the model, where state lives, and policies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acp_bridge.providers import ModelProvider
+from acp_bridge.tools import ToolRegistry, default_tools
+from acp_bridge.turn import RetryPolicy
+
+__all__ = ["AgentConfig", "SlashCommand"]
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """A command offered to the editor through `available_commands_update`."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """Everything the agent needs, already resolved (flags, environment, config file).
+
+    Attributes:
+        provider: the model, one instance for the whole connection.
+        models: the model ids offered in the `model` config option; the first is the default.
+        missing_key_vars: when non-empty, the provider needs an API key from one of these
+            environment variables and none is set: session/new and session/prompt answer
+            -32000 (auth required) naming them.
+        state_dir: where the effect ledger (and sessions) live.
+        system_prompt: the system instruction sent with every model call.
+        retry_policy: the turn engine's retry policy.
+        commands: slash commands offered after session/new.
+        tools: the tools offered to the model.
+    """
+
+    provider: ModelProvider
+    models: tuple[str, ...]
+    state_dir: Path
+    missing_key_vars: tuple[str, ...] = ()
+    system_prompt: str | None = None
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    commands: tuple[SlashCommand, ...] = ()
+    tools: ToolRegistry = field(default_factory=default_tools)
+    max_model_calls: int = 32

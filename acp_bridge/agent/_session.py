@@ -1,0 +1,51 @@
+"""A live ACP session: where it works, how it asks, what it remembers, what runs now."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from acp_bridge.providers import Message
+from acp_bridge.turn import PermissionMemory, SessionMode
+
+__all__ = ["Session", "new_session_id"]
+
+
+def new_session_id() -> str:
+    return "sess_" + secrets.token_hex(12)
+
+
+@dataclass(slots=True)
+class Session:
+    """State of one session on this connection.
+
+    `history` holds only completed material (the turn engine guarantees it); `turns` is the
+    ordinal of the last turn, from which turn ids (and so effect keys) are derived.
+    """
+
+    session_id: str
+    cwd: Path
+    additional_directories: tuple[Path, ...]
+    model: str
+    mode: SessionMode = SessionMode.ASK
+    history: list[Message] = field(default_factory=list)
+    permissions: PermissionMemory = field(default_factory=PermissionMemory)
+    turns: int = 0
+    title: str | None = None
+    updated_at: float = field(default_factory=time.time)
+    running: anyio.CancelScope | None = None
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return (self.cwd, *self.additional_directories)
+
+    def cancel(self) -> bool:
+        """Cancels the running turn, if any; True when there was one."""
+        if self.running is None:
+            return False
+        self.running.cancel()
+        return True

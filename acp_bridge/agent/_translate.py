@@ -1,0 +1,95 @@
+"""Turn-engine updates and tool contents -> ACP v1 wire models (one function per kind)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_bridge import protocol as acp
+from acp_bridge.tools import DiffContent, Location, TerminalContent, TextContent, ToolContent
+from acp_bridge.turn import (
+    AgentText,
+    AgentThought,
+    PermissionOption,
+    ToolCallChanged,
+    ToolCallShown,
+    TurnUpdate,
+)
+
+__all__ = ["permission_options", "tool_call_fields", "update_model"]
+
+
+def _content(item: ToolContent) -> acp.ToolCallContent:
+    if isinstance(item, TextContent):
+        return acp.ToolCallContentBlock(content=acp.TextContent(text=item.text))
+    if isinstance(item, DiffContent):
+        return acp.ToolCallDiff(path=item.path, old_text=item.old_text, new_text=item.new_text)
+    assert isinstance(item, TerminalContent)
+    return acp.ToolCallTerminal(terminal_id=item.terminal_id)
+
+
+def _location(item: Location) -> acp.ToolCallLocation:
+    if item.line is None:
+        return acp.ToolCallLocation(path=item.path)
+    return acp.ToolCallLocation(path=item.path, line=item.line)
+
+
+def tool_call_fields(update: ToolCallShown) -> acp.ToolCallUpdate:
+    """The `toolCall` of a permission request: the call as it was shown."""
+    return acp.ToolCallUpdate(**_shown_fields(update))
+
+
+def _shown_fields(update: ToolCallShown) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "tool_call_id": update.tool_call_id,
+        "title": update.title,
+        "kind": acp.ToolKind(update.kind.value),
+        "status": acp.ToolCallStatus(update.status.value),
+        "content": [_content(c) for c in update.content],
+        "locations": [_location(loc) for loc in update.locations],
+    }
+    if update.raw_input is not None:
+        fields["raw_input"] = update.raw_input
+    return fields
+
+
+def update_model(update: TurnUpdate) -> acp.SessionUpdate:
+    """The one `session/update` payload for a turn update."""
+    if isinstance(update, AgentText):
+        if update.reset is None:
+            return acp.AgentMessageChunk(
+                content=acp.TextContent(text=update.text), message_id=update.message_id
+            )
+        # The reset flag lives in the update's `_meta`, never at a root (spec/reset-extension.md).
+        return acp.AgentMessageChunk(
+            content=acp.TextContent(text=update.text),
+            message_id=update.message_id,
+            field_meta=update.reset.to_meta(),
+        )
+    if isinstance(update, AgentThought):
+        return acp.AgentThoughtChunk(
+            content=acp.TextContent(text=update.text), message_id=update.message_id
+        )
+    if isinstance(update, ToolCallShown):
+        return acp.ToolCall(**_shown_fields(update))
+    assert isinstance(update, ToolCallChanged)
+    changed: dict[str, Any] = {"tool_call_id": update.tool_call_id}
+    if update.status is not None:
+        changed["status"] = acp.ToolCallStatus(update.status.value)
+    if update.title is not None:
+        changed["title"] = update.title
+    if update.content is not None:
+        changed["content"] = [_content(c) for c in update.content]
+    if update.locations is not None:
+        changed["locations"] = [_location(loc) for loc in update.locations]
+    if update.raw_output is not None:
+        changed["raw_output"] = update.raw_output
+    return acp.ToolCallProgress(**changed)
+
+
+def permission_options(options: tuple[PermissionOption, ...]) -> list[acp.PermissionOption]:
+    return [
+        acp.PermissionOption(
+            option_id=o.option_id, name=o.name, kind=acp.PermissionOptionKind(o.kind.value)
+        )
+        for o in options
+    ]
