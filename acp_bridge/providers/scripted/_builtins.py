@@ -1,0 +1,40 @@
+"""The built-in scripts: JSON files shipped in `scripts/` beside this module.
+
+They are read on first use, never at import (cold start matters: an editor waits for the
+`initialize` answer). One file holds one script, named like the file (SCRIPT-050).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from acp_bridge.providers.scripted._model import Script
+from acp_bridge.providers.scripted._parse import ScriptError, loads_script
+
+__all__ = ["DEFAULT_SCRIPT", "builtin_scripts"]
+
+DEFAULT_SCRIPT = "hello"
+"""The built-in played when a prompt names no script and no `--script FILE` was given."""
+
+_FOLDER = "scripts"
+
+
+@functools.cache
+def builtin_scripts() -> Mapping[str, Script]:
+    """Every built-in script by name: the default first, then by name (slash-command order)."""
+    from importlib.resources import files
+
+    folder = files(__package__ or "acp_bridge.providers.scripted").joinpath(_FOLDER)
+    found: dict[str, Script] = {}
+    for entry in folder.iterdir():
+        if not entry.name.endswith(".json"):
+            continue
+        source = f"<built-in {_FOLDER}/{entry.name}>"
+        script = loads_script(entry.read_text(encoding="utf-8"), source=source)
+        if f"{script.name}.json" != entry.name:
+            raise ScriptError(source, f"the file must be named {script.name}.json")
+        found[script.name] = script
+    ordered = sorted(found, key=lambda name: (name != DEFAULT_SCRIPT, name))
+    return MappingProxyType({name: found[name] for name in ordered})
