@@ -164,6 +164,7 @@ class JsonRpcPeer:
             # line still finds it.
             scope = anyio.CancelScope()
             self._inflight[message.id] = scope
+            self._running += 1  # counted now: the drain at end of input must wait for it
             tg.start_soon(self._run_request, message, handler, scope)
         elif isinstance(message, Notification):
             if message.method == CANCEL_REQUEST:
@@ -180,7 +181,6 @@ class JsonRpcPeer:
     async def _run_request(
         self, request: Request, handler: Handler, scope: anyio.CancelScope
     ) -> None:
-        self._running += 1
         try:
             await self._answer(request, handler, scope)
         finally:

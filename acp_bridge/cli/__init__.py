@@ -1,0 +1,6 @@
+"""The command line: `acp-bridge` (serve ACP on stdio) and `acp-bridge demo`."""
+
+from acp_bridge.cli._main import build_parser, main
+from acp_bridge.cli._settings import BridgeSettings, SettingsError, resolve
+
+__all__ = ["BridgeSettings", "SettingsError", "build_parser", "main", "resolve"]

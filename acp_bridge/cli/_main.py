@@ -1,0 +1,98 @@
+"""`acp-bridge`: the command editors launch. Parses options, claims stdio, serves ACP.
+
+Nothing here writes to stdout: while serving, fd 1 belongs to the protocol (see
+`acp_bridge.wire.open_stdio`). Errors before serving go to stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from acp_bridge import __version__
+from acp_bridge.cli._settings import PROVIDER_KINDS, SettingsError, resolve
+
+__all__ = ["build_parser", "main"]
+
+_log = logging.getLogger("acp_bridge")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-bridge",
+        description="A retry-safe Agent Client Protocol (ACP v1) agent over stdio. "
+        "Editors launch it; it streams a model's answer and runs its tool calls "
+        "through the editor. With no model configured it plays built-in scripts.",
+        epilog="Subcommand: `acp-bridge demo` shows a broken stream retried, as editors see it. "
+        "Settings: flags over ACP_BRIDGE_* environment variables over the config file.",
+    )
+    parser.add_argument("--version", action="version", version=f"acp-bridge {__version__}")
+    parser.add_argument(
+        "--provider", choices=PROVIDER_KINDS, help="model provider (default scripted)"
+    )
+    parser.add_argument("--model", help="model id (provider default when omitted)")
+    parser.add_argument(
+        "--models", help="comma-separated model ids offered in the editor's model picker"
+    )
+    parser.add_argument(
+        "--base-url", dest="base_url", help="provider endpoint, e.g. http://127.0.0.1:11434/v1"
+    )
+    parser.add_argument("--script", help="play this scripted-stream file as the default script")
+    parser.add_argument(
+        "--config", help="TOML config file (default: ~/.config/acp-bridge/config.toml)"
+    )
+    parser.add_argument(
+        "--state-dir", dest="state_dir", help="where the effect ledger and sessions live"
+    )
+    parser.add_argument(
+        "--trace", help="append every JSON-RPC message and provider event to FILE (NDJSON)"
+    )
+    parser.add_argument(
+        "--inject-fault",
+        dest="inject_fault",
+        help="break the provider's stream on purpose, e.g. after-events:5, in-tool-call, "
+        "before-finish (first attempt only unless @attempts=N)",
+    )
+    parser.add_argument(
+        "--system-prompt", dest="system_prompt", help="system instruction for the model"
+    )
+    parser.add_argument(
+        "--log-level",
+        dest="log_level",
+        choices=["debug", "info", "warning", "error"],
+        help="stderr log level",
+    )
+    parser.add_argument(
+        "--max-line-bytes", dest="max_line_bytes", type=int, help="largest accepted message"
+    )
+    return parser
+
+
+def _configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("acp-bridge %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "demo":
+        from acp_bridge.cli._demo import main_demo
+
+        return main_demo(args[1:])
+    options = build_parser().parse_args(args)
+    flags: dict[str, Any] = {k: v for k, v in vars(options).items() if k != "config"}
+    try:
+        settings = resolve(flags, config_path=options.config)
+    except SettingsError as exc:
+        print(f"acp-bridge: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(settings.log_level)
+    from acp_bridge.cli._run import run
+
+    return run(settings)

@@ -1,0 +1,70 @@
+"""`--trace FILE`: every JSON-RPC message both ways and every provider event, as NDJSON.
+
+Secrets are redacted before anything is written: values under keys that name credentials
+(api keys, tokens, authorization headers, passwords) and strings shaped like API keys.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from acp_bridge._json import JsonValue
+
+__all__ = ["TraceWriter", "redact"]
+
+_SECRET_KEY = re.compile(r"(api[-_]?key|token|secret|authorization|password|x-goog-api-key)", re.I)
+_SECRET_VALUE = re.compile(
+    r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,})"
+)
+_REDACTED = "[redacted]"
+
+
+def redact(value: JsonValue, secrets: tuple[str, ...] = ()) -> JsonValue:
+    """A copy of `value` with credentials replaced by ``[redacted]``."""
+    if isinstance(value, dict):
+        return {
+            k: _REDACTED if _SECRET_KEY.search(k) and v else redact(v, secrets)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v, secrets) for v in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret:
+                value = value.replace(secret, _REDACTED)
+        return _SECRET_VALUE.sub(_REDACTED, value)
+    return value
+
+
+class TraceWriter:
+    """Appends one JSON object per line; safe to call from any task."""
+
+    def __init__(self, path: str | Path, secrets: tuple[str, ...] = ()) -> None:
+        self._file: IO[str] = Path(path).open("a", encoding="utf-8")  # noqa: SIM115
+        self._secrets = tuple(s for s in secrets if s)
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic()
+
+    def _write(self, record: dict[str, JsonValue]) -> None:
+        record = {"t": round(time.monotonic() - self._t0, 6), **record}
+        line = json.dumps(redact(record, self._secrets), ensure_ascii=False)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def jsonrpc(self, direction: str, message: JsonValue) -> None:
+        """The JSON-RPC peer's tracer: "in" is editor -> bridge, "out" bridge -> editor."""
+        arrow = "editor->bridge" if direction == "in" else "bridge->editor"
+        self._write({"kind": "jsonrpc", "dir": arrow, "message": message})
+
+    def provider(self, event: dict[str, JsonValue]) -> None:
+        """The providers' tracer (requests with redacted headers, events with attempts)."""
+        self._write({"kind": "provider", **event})
+
+    def close(self) -> None:
+        self._file.close()
