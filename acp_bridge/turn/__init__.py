@@ -1,1 +1,96 @@
-"""acp_bridge.turn."""
+"""The turn engine: attempts, the reset flag, held tool calls, permissions, effects, history.
+
+Layer contract: a prompt turn is one or more model calls, each one or more attempts. Only a
+completed attempt is shown as final, enters history, or has its tool calls shown, asked about
+and run; a retry that follows shown output opens with a reset chunk (spec/reset-extension.md).
+Side effects are keyed by meaning and recorded in the effect ledger (spec/effect-keys.md).
+The engine speaks `TurnUpdate`s to a `TurnSink`; it knows nothing of JSON-RPC.
+"""
+
+from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall, TaggedEvent
+from acp_bridge.turn._effects import EFFECT_KEY_VERSION, EffectKey, EffectSteps, canonical_json
+from acp_bridge.turn._history import MISSING_RESULT, DroppedResult, repair_history
+from acp_bridge.turn._ledger import EffectLedger, EffectRecord, EffectState, LedgerUnavailable
+from acp_bridge.turn._permission import (
+    GateDecision,
+    PermissionGate,
+    PermissionMemory,
+    PermissionVerdict,
+    SessionMode,
+    permission_options,
+)
+from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
+from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
+from acp_bridge.turn._runner import (
+    AttemptReport,
+    StopReason,
+    Turn,
+    TurnRequest,
+    TurnResult,
+    run_turn,
+    turn_id_for,
+)
+from acp_bridge.turn._tool_calls import ToolRun
+from acp_bridge.turn._updates import (
+    AgentText,
+    AgentThought,
+    PermissionDecision,
+    PermissionOption,
+    PermissionOptionKind,
+    ResetMarker,
+    ToolCallChanged,
+    ToolCallShown,
+    ToolStatus,
+    TurnSink,
+    TurnUpdate,
+)
+
+__all__ = [
+    "EFFECT_KEY_VERSION",
+    "MISSING_RESULT",
+    "AgentText",
+    "AgentThought",
+    "Attempt",
+    "AttemptReport",
+    "AttemptState",
+    "ChunkPresenter",
+    "DroppedResult",
+    "EffectKey",
+    "EffectLedger",
+    "EffectRecord",
+    "EffectState",
+    "EffectSteps",
+    "GateDecision",
+    "GiveUp",
+    "LedgerUnavailable",
+    "ModelCall",
+    "PermissionDecision",
+    "PermissionGate",
+    "PermissionMemory",
+    "PermissionOption",
+    "PermissionOptionKind",
+    "PermissionVerdict",
+    "ResetMarker",
+    "RetryDecision",
+    "RetryPolicy",
+    "SessionMode",
+    "StopReason",
+    "TaggedEvent",
+    "ToolCallChanged",
+    "ToolCallShown",
+    "ToolRun",
+    "ToolStatus",
+    "Turn",
+    "TurnFailed",
+    "TurnRequest",
+    "TurnResult",
+    "TurnSink",
+    "TurnUpdate",
+    "canonical_json",
+    "message_id",
+    "permission_options",
+    "repair_history",
+    "run_turn",
+    "thought_id",
+    "turn_id_for",
+]

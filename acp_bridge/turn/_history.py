@@ -1,0 +1,92 @@
+"""History repair: the pairing check that runs before every model request (sans-IO).
+
+Providers reject a request whose function responses do not pair 1:1 with the calls of the
+preceding model turn (Gemini: 400 INVALID_ARGUMENT, forever, once it is in the history).
+`repair_history` makes that state unreachable (TURN-007): it drops every `ToolResult` without a
+matching call (same `call_id` and `name`) in the immediately preceding `AssistantTurn`, drops
+duplicates, and answers every unanswered call with an error result.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from acp_bridge.providers import AssistantTurn, Message, ToolResult, ToolResults
+
+__all__ = ["MISSING_RESULT", "DroppedResult", "repair_history"]
+
+logger = logging.getLogger(__name__)
+
+MISSING_RESULT = (
+    "No result was recorded for this tool call (the turn was interrupted or the result was "
+    "lost). Assume it did not complete; check before repeating it."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedResult:
+    """A function response removed from history, and why."""
+
+    index: int  # position of its `ToolResults` message in the input
+    result: ToolResult
+    why: str
+
+
+def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[DroppedResult]]:
+    """Return a history whose tool results pair 1:1 with their calls, and what was dropped.
+
+    Idempotent; a history that is already paired comes back equal.
+    """
+    repaired: list[Message] = []
+    dropped: list[DroppedResult] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolResults):
+            previous = repaired[-1] if repaired else None
+            if isinstance(previous, AssistantTurn) and previous.tool_calls:
+                repaired.append(_pair(previous, message, index, dropped))
+                continue
+            for result in message.results:
+                dropped.append(DroppedResult(index, result, "no preceding model turn with calls"))
+            continue
+        _answer_open_calls(repaired)
+        repaired.append(message)
+    _answer_open_calls(repaired)
+    for item in dropped:
+        logger.warning(
+            "history repair dropped the result for %s %r: %s",
+            item.result.name,
+            item.result.call_id,
+            item.why,
+        )
+    return repaired, dropped
+
+
+def _pair(
+    turn: AssistantTurn, message: ToolResults, index: int, dropped: list[DroppedResult]
+) -> ToolResults:
+    wanted = {call.call_id: call.name for call in turn.tool_calls}
+    found: dict[str, ToolResult] = {}
+    for result in message.results:
+        if wanted.get(result.call_id) != result.name:
+            dropped.append(DroppedResult(index, result, "no matching call in the model turn"))
+        elif result.call_id in found:
+            dropped.append(DroppedResult(index, result, "a second result for the same call"))
+        else:
+            found[result.call_id] = result
+    return ToolResults(
+        tuple(found.get(c.call_id) or _missing(c.call_id, c.name) for c in turn.tool_calls)
+    )
+
+
+def _answer_open_calls(repaired: list[Message]) -> None:
+    """If the last message is a model turn with calls, answer them (nothing else will)."""
+    last = repaired[-1] if repaired else None
+    if isinstance(last, AssistantTurn) and last.tool_calls:
+        logger.warning("history repair answered %d unanswered tool call(s)", len(last.tool_calls))
+        repaired.append(ToolResults(tuple(_missing(c.call_id, c.name) for c in last.tool_calls)))
+
+
+def _missing(call_id: str, name: str) -> ToolResult:
+    return ToolResult(call_id=call_id, name=name, output=MISSING_RESULT, is_error=True)

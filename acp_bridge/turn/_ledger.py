@@ -1,0 +1,242 @@
+"""The effect ledger: which effect keys started and which are done, durably, in SQLite.
+
+File ``effects.sqlite3`` in the state directory the agent layer resolves (``--state-dir``,
+``ACP_BRIDGE_STATE_DIR``, the user state dir). A key is recorded `started` (committed before the
+tool runs) and `done` with its serialised `ToolOutcome` (spec/effect-keys.md, EFFECT-007..).
+
+Calls are synchronous on purpose: each is one indexed single-row statement in its own
+transaction (WAL, ``synchronous=FULL`` so `started` is on disk before the effect happens),
+typically well under a millisecond plus one fsync; a worker thread would cost as much as the
+work and would need its own locking. The busy timeout bounds the rare wait for another
+process's write (WAL readers never wait).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from acp_bridge._json import JsonValue
+from acp_bridge.errors import AcpBridgeError
+from acp_bridge.tools._base import (
+    DiffContent,
+    TerminalContent,
+    TextContent,
+    ToolContent,
+    ToolOutcome,
+)
+from acp_bridge.turn._effects import EffectKey
+
+__all__ = ["EffectLedger", "EffectRecord", "EffectState", "LedgerUnavailable"]
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS effects (
+    key        TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    turn_id    TEXT NOT NULL,
+    tool       TEXT NOT NULL,
+    arguments  TEXT NOT NULL,
+    step       INTEGER NOT NULL,
+    mode       TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('started', 'done')),
+    started_at REAL NOT NULL,
+    done_at    REAL,
+    outcome    TEXT
+)
+"""
+
+
+class LedgerUnavailable(AcpBridgeError):
+    """The ledger could not be opened, read or written (locked past the busy timeout, disk
+    full, a newer schema). A side effect whose key cannot be checked and recorded never runs."""
+
+
+class EffectState(enum.StrEnum):
+    STARTED = "started"  # the effect may have happened; its outcome is unknown until done
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class EffectRecord:
+    key: str
+    session_id: str
+    turn_id: str
+    tool: str
+    arguments: str
+    step: int
+    mode: str
+    state: EffectState
+    started_at: float
+    done_at: float | None
+    outcome: ToolOutcome | None
+
+
+class EffectLedger:
+    """Effect keys → started / done, shared by every process on one state directory."""
+
+    FILENAME = "effects.sqlite3"
+
+    def __init__(self, state_dir: Path | str | None, *, busy_timeout: float = 5.0) -> None:
+        if state_dir is None:
+            self.path: Path | None = None
+            target = ":memory:"
+        else:
+            directory = Path(state_dir)
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.path = directory / self.FILENAME
+            target = str(self.path)
+        try:
+            # isolation_level=None: every statement commits on its own (EFFECT-007).
+            self._db = sqlite3.connect(target, timeout=busy_timeout, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            if self.path is not None:
+                self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = FULL")
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+            if version <= _SCHEMA_VERSION:
+                self._db.execute(_SCHEMA)
+                self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        except sqlite3.Error as error:
+            raise LedgerUnavailable(f"cannot open the effect ledger {target}: {error}") from error
+        if version > _SCHEMA_VERSION:
+            self._db.close()
+            raise LedgerUnavailable(
+                f"{target} has effect-ledger schema {version}; this acp-bridge knows "
+                f"{_SCHEMA_VERSION}. Upgrade acp-bridge or use another --state-dir."
+            )
+
+    @classmethod
+    def in_memory(cls) -> EffectLedger:
+        """A ledger that lives as long as the object (tests, ``--no-state``)."""
+        return cls(None)
+
+    def lookup(self, key: EffectKey | str) -> EffectRecord | None:
+        row = self._execute(
+            "SELECT key, session_id, turn_id, tool, arguments, step, mode, state, started_at,"
+            " done_at, outcome FROM effects WHERE key = ?",
+            (str(key),),
+        ).fetchone()
+        return None if row is None else _record(row)
+
+    def _execute(self, sql: str, parameters: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        try:
+            return self._db.execute(sql, parameters)
+        except sqlite3.Error as error:
+            raise LedgerUnavailable(f"effect ledger: {error}") from error
+
+    def record_started(self, key: EffectKey, *, session_id: str, mode: str) -> None:
+        """Durably note that the effect is about to run (before it runs: EFFECT-007)."""
+        self._execute(
+            "INSERT INTO effects (key, session_id, turn_id, tool, arguments, step, mode, state,"
+            " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)"
+            " ON CONFLICT(key) DO UPDATE SET state = 'started', mode = excluded.mode,"
+            " session_id = excluded.session_id, started_at = excluded.started_at,"
+            " done_at = NULL, outcome = NULL",
+            (
+                str(key),
+                session_id,
+                key.turn_id,
+                key.tool,
+                key.arguments,
+                key.step,
+                mode,
+                time.time(),
+            ),
+        )
+
+    def record_done(self, key: EffectKey | str, outcome: ToolOutcome) -> None:
+        """Durably note the outcome; later runs of the same key reuse it (EFFECT-008)."""
+        cursor = self._execute(
+            "UPDATE effects SET state = 'done', done_at = ?, outcome = ? WHERE key = ?",
+            (time.time(), json.dumps(outcome_to_json(outcome)), str(key)),
+        )
+        if cursor.rowcount != 1:
+            raise KeyError(f"effect {key} was never recorded as started")
+
+    def records(self) -> Iterator[EffectRecord]:
+        """Every record, oldest first (for debugging and tests)."""
+        rows = self._execute(
+            "SELECT key, session_id, turn_id, tool, arguments, step, mode, state, started_at,"
+            " done_at, outcome FROM effects ORDER BY started_at, key"
+        ).fetchall()
+        return (_record(row) for row in rows)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> EffectLedger:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _record(row: tuple[Any, ...]) -> EffectRecord:
+    key, session_id, turn_id, tool, arguments, step, mode, state, started, done, outcome = row
+    return EffectRecord(
+        key=key,
+        session_id=session_id,
+        turn_id=turn_id,
+        tool=tool,
+        arguments=arguments,
+        step=step,
+        mode=mode,
+        state=EffectState(state),
+        started_at=started,
+        done_at=done,
+        outcome=None if outcome is None else outcome_from_json(json.loads(outcome)),
+    )
+
+
+def outcome_to_json(outcome: ToolOutcome) -> dict[str, JsonValue]:
+    """The ledger's serialisation of a `ToolOutcome` (camelCase, like ACP content)."""
+    return {
+        "ok": outcome.ok,
+        "forModel": outcome.for_model,
+        "content": [_content_to_json(c) for c in outcome.content],
+        "rawOutput": outcome.raw_output,
+    }
+
+
+def outcome_from_json(data: Any) -> ToolOutcome:
+    return ToolOutcome(
+        ok=bool(data["ok"]),
+        for_model=str(data["forModel"]),
+        content=tuple(_content_from_json(c) for c in data.get("content", [])),
+        raw_output=data.get("rawOutput"),
+    )
+
+
+def _content_to_json(content: ToolContent) -> dict[str, JsonValue]:
+    if isinstance(content, TextContent):
+        return {"type": "text", "text": content.text}
+    if isinstance(content, DiffContent):
+        return {
+            "type": "diff",
+            "path": content.path,
+            "newText": content.new_text,
+            "oldText": content.old_text,
+        }
+    return {"type": "terminal", "terminalId": content.terminal_id}
+
+
+def _content_from_json(data: Any) -> ToolContent:
+    kind = data["type"]
+    if kind == "text":
+        return TextContent(data["text"])
+    if kind == "diff":
+        return DiffContent(data["path"], data["newText"], data.get("oldText"))
+    return TerminalContent(data["terminalId"])

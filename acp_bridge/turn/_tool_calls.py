@@ -1,0 +1,326 @@
+"""Running the tool calls of a completed attempt: show, gate, key, ledger, run, report.
+
+Called only after the attempt's `Finish` (TURN-002). For each call, in the model's order:
+preview → `tool_call` (pending, the bridge's own id) → read-only refusal / effect-ledger
+lookup / permission → `tool_call_update`s → one `ToolResult` with the model's call id and name.
+Nothing here crashes on a bad call: unknown tools, invalid arguments and tool failures become
+a failed tool call and an error result the model can read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from acp_bridge.errors import ToolError
+from acp_bridge.providers import ToolCall, ToolResult
+from acp_bridge.tools._base import (
+    TerminalContent,
+    TextContent,
+    Tool,
+    ToolContent,
+    ToolContext,
+    ToolKind,
+    ToolOutcome,
+)
+from acp_bridge.turn._effects import EffectKey, EffectSteps
+from acp_bridge.turn._ledger import EffectLedger, EffectState, LedgerUnavailable
+from acp_bridge.turn._permission import GateDecision, PermissionGate, PermissionVerdict
+from acp_bridge.turn._updates import ToolCallChanged, ToolCallShown, ToolStatus, TurnSink
+
+__all__ = ["ToolRun"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """What became of one tool call of a completed attempt (for the turn's report)."""
+
+    tool_call_id: str  # the bridge's id shown to the editor
+    call_id: str  # the model's id
+    name: str
+    status: ToolStatus
+    effect_key: str | None = None
+    ran: bool = False  # Tool.run was called
+    reused: bool = False  # a recorded outcome was reused instead of running (EFFECT-008)
+    asked: bool = False  # a permission prompt was sent
+
+
+class ToolCallBatch:
+    """Handles the calls of completed attempts of one turn; tracks what is still open."""
+
+    def __init__(
+        self,
+        *,
+        turn_id: str,
+        id_prefix: str,
+        session_id: str,
+        tools: Mapping[str, Tool],
+        make_context: Callable[[], ToolContext],
+        sink: TurnSink,
+        ledger: EffectLedger,
+        gate: PermissionGate,
+    ) -> None:
+        self.turn_id = turn_id
+        self.id_prefix = id_prefix
+        self.session_id = session_id
+        self.tools = tools
+        self.make_context = make_context
+        self.sink = sink
+        self.ledger = ledger
+        self.gate = gate
+        self.steps = EffectSteps()
+        self.runs: list[ToolRun] = []
+        self.open: list[str] = []  # shown, not yet completed/failed (cancellation cleanup)
+        self.results: list[ToolResult] = []  # of the batch being handled
+        self._count = 0
+
+    async def handle(self, calls: Sequence[ToolCall]) -> bool:
+        """Handle every call in order; results land in `self.results`.
+
+        Returns False when a permission prompt was answered `cancelled` (the turn ends with
+        stop reason cancelled; the remaining calls are neither shown nor run).
+        """
+        self.results = []
+        for call in calls:
+            if not await self._handle_one(call):
+                return False
+        return True
+
+    def new_tool_call_id(self) -> str:
+        self._count += 1
+        return f"{self.id_prefix}-t{self._count}"
+
+    async def _handle_one(self, call: ToolCall) -> bool:
+        tool_call_id = self.new_tool_call_id()
+        tool = self.tools.get(call.name)
+        try:
+            step = self.steps.next_step(call.name, call.arguments)  # every completed call counts
+        except ValueError as error:  # no canonical form (NaN, colliding keys): unusable input
+            await self._show_fallback(tool_call_id, call, call.name)
+            await self._fail(tool_call_id, call, f"Invalid arguments for {call.name}: {error}")
+            return True
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
+            await self._show_fallback(tool_call_id, call, f"Unknown tool: {call.name}")
+            await self._fail(tool_call_id, call, f"Unknown tool {call.name!r}. Available: {known}.")
+            return True
+        context = self.make_context()
+        try:
+            preview = await tool.preview(call.arguments, context)
+        except ToolError as error:
+            await self._show_fallback(tool_call_id, call, call.name, tool.kind)
+            await self._fail(tool_call_id, call, f"Invalid arguments for {call.name}: {error}")
+            return True
+        except Exception:
+            logger.exception("preview of %s failed", call.name)
+            await self._show_fallback(tool_call_id, call, call.name, tool.kind)
+            await self._fail(tool_call_id, call, f"{call.name} failed while checking its input.")
+            return True
+        shown = ToolCallShown(
+            tool_call_id=tool_call_id,
+            title=preview.title,
+            kind=preview.kind,
+            status=ToolStatus.PENDING,
+            content=preview.content,
+            locations=preview.locations,
+            raw_input=call.arguments,
+        )
+        await self._send_shown(shown)
+        if not self.gate.offers(tool):  # TURN-005: read-only refuses side effects
+            await self._fail(
+                tool_call_id,
+                call,
+                f"Refused: the session is in read-only mode, so {call.name} may not run. "
+                "Do not call it again in this mode.",
+            )
+            return True
+        if not tool.side_effect:
+            return await self._run(
+                tool, call, shown, context, None, GateDecision(PermissionVerdict.ALLOWED)
+            )
+        key = EffectKey.derive(self.turn_id, call.name, call.arguments, step)
+        try:
+            record = self.ledger.lookup(key)
+        except LedgerUnavailable as error:
+            await self._fail(tool_call_id, call, f"Not run: {error}. Try again later.")
+            return True
+        if record is not None and record.state is EffectState.DONE and record.outcome is not None:
+            await self._reuse(call, shown, key, record.outcome)
+            return True
+        if record is not None:
+            decision = await self.gate.confirm_rerun(shown)
+        else:
+            decision = await self.gate.decide(shown, tool, preview)
+        if decision.verdict is PermissionVerdict.CANCELLED:
+            self._record(call, shown, ToolStatus.FAILED, key, asked=True)
+            await self._close(tool_call_id, ToolStatus.FAILED, "Cancelled by the user.")
+            return False
+        if decision.verdict is PermissionVerdict.REJECTED:
+            await self._reject(call, shown, key, decision)
+            return True
+        return await self._run(tool, call, shown, context, key, decision)
+
+    async def _run(
+        self,
+        tool: Tool,
+        call: ToolCall,
+        shown: ToolCallShown,
+        context: ToolContext,
+        key: EffectKey | None,
+        decision: GateDecision,
+    ) -> bool:
+        tool_call_id = shown.tool_call_id
+
+        async def report(content: tuple[ToolContent, ...]) -> None:
+            await self.sink.send_update(ToolCallChanged(tool_call_id, content=content))
+
+        context = dataclasses.replace(
+            context, effect_key=None if key is None else str(key), report=report
+        )
+        if key is not None:
+            try:  # durable before the effect can happen (EFFECT-007)
+                self.ledger.record_started(
+                    key, session_id=self.session_id, mode=self.gate.mode.value
+                )
+            except LedgerUnavailable as error:
+                await self._fail(tool_call_id, call, f"Not run: {error}. Try again later.")
+                return True
+        await self.sink.send_update(ToolCallChanged(tool_call_id, status=ToolStatus.IN_PROGRESS))
+        try:
+            outcome = await tool.run(call.arguments, context)
+        except ToolError as error:
+            outcome = ToolOutcome(
+                ok=False, for_model=str(error), content=(TextContent(str(error)),)
+            )
+        except Exception:
+            # The effect may or may not have happened: the key stays `started` (unknown).
+            logger.exception("tool %s crashed", call.name)
+            message = f"{call.name} failed unexpectedly; whether it changed anything is unknown."
+            self.results.append(ToolResult(call.call_id, call.name, message, is_error=True))
+            self._record(call, shown, ToolStatus.FAILED, key, ran=True, asked=decision.asked)
+            await self._close(tool_call_id, ToolStatus.FAILED, message)
+            return True
+        if key is not None:
+            try:
+                self.ledger.record_done(key, outcome)
+            except LedgerUnavailable:
+                # The effect happened; its key stays `started`, so a replay asks (EFFECT-009).
+                logger.exception("could not record effect %s as done", key)
+        status = ToolStatus.COMPLETED if outcome.ok else ToolStatus.FAILED
+        # The result is kept before the update is sent: a cancel now cannot lose it.
+        self.results.append(ToolResult(call.call_id, call.name, outcome.for_model, not outcome.ok))
+        self._record(call, shown, status, key, ran=True, asked=decision.asked)
+        await self.sink.send_update(
+            ToolCallChanged(
+                tool_call_id, status=status, content=outcome.content, raw_output=outcome.raw_output
+            )
+        )
+        self._forget(tool_call_id)
+        return True
+
+    async def _reuse(
+        self, call: ToolCall, shown: ToolCallShown, key: EffectKey, outcome: ToolOutcome
+    ) -> None:
+        """EFFECT-008: a done key is not run again; the editor is told the result is reused."""
+        note = TextContent(
+            f"Not run again: this effect already ran in this turn (effect key {str(key)[:12]}); "
+            "its recorded result is shown."
+        )
+        kept = tuple(c for c in outcome.content if not isinstance(c, TerminalContent))
+        status = ToolStatus.COMPLETED if outcome.ok else ToolStatus.FAILED
+        self.results.append(ToolResult(call.call_id, call.name, outcome.for_model, not outcome.ok))
+        self._record(call, shown, status, key, reused=True)
+        await self.sink.send_update(
+            ToolCallChanged(
+                shown.tool_call_id,
+                status=status,
+                content=(*kept, note),
+                raw_output=outcome.raw_output,
+            )
+        )
+        self._forget(shown.tool_call_id)
+
+    async def _reject(
+        self,
+        call: ToolCall,
+        shown: ToolCallShown,
+        key: EffectKey | None,
+        decision: GateDecision,
+    ) -> None:
+        if decision.remembered:
+            why = "The user has chosen to always reject this kind of call, so it was not run."
+        else:
+            why = "The user rejected this tool call, so it was not run."
+        self.results.append(
+            ToolResult(
+                call.call_id,
+                call.name,
+                f"{why} Do not retry it unless the user asks.",
+                is_error=True,
+            )
+        )
+        self._record(call, shown, ToolStatus.FAILED, key, asked=decision.asked)
+        await self._close(shown.tool_call_id, ToolStatus.FAILED, "Rejected.")
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    async def _send_shown(self, shown: ToolCallShown) -> None:
+        self.open.append(shown.tool_call_id)
+        await self.sink.send_update(shown)
+
+    async def _show_fallback(
+        self, tool_call_id: str, call: ToolCall, title: str, kind: ToolKind = ToolKind.OTHER
+    ) -> None:
+        await self._send_shown(
+            ToolCallShown(
+                tool_call_id=tool_call_id, title=title, kind=kind, raw_input=call.arguments
+            )
+        )
+
+    async def _fail(self, tool_call_id: str, call: ToolCall, message: str) -> None:
+        self.results.append(ToolResult(call.call_id, call.name, message, is_error=True))
+        self.runs.append(ToolRun(tool_call_id, call.call_id, call.name, ToolStatus.FAILED))
+        await self._close(tool_call_id, ToolStatus.FAILED, message)
+
+    async def _close(self, tool_call_id: str, status: ToolStatus, message: str) -> None:
+        await self.sink.send_update(
+            ToolCallChanged(tool_call_id, status=status, content=(TextContent(message),))
+        )
+        self._forget(tool_call_id)  # after sending: a cancelled send is retried by fail_open
+
+    def _forget(self, tool_call_id: str) -> None:
+        if tool_call_id in self.open:
+            self.open.remove(tool_call_id)
+
+    def _record(
+        self,
+        call: ToolCall,
+        shown: ToolCallShown,
+        status: ToolStatus,
+        key: EffectKey | None,
+        *,
+        ran: bool = False,
+        reused: bool = False,
+        asked: bool = False,
+    ) -> None:
+        self.runs.append(
+            ToolRun(
+                shown.tool_call_id,
+                call.call_id,
+                call.name,
+                status,
+                None if key is None else str(key),
+                ran=ran,
+                reused=reused,
+                asked=asked,
+            )
+        )
+
+    async def fail_open(self, message: str) -> None:
+        """Mark every shown-but-unfinished call failed (cancellation cleanup, TURN-014)."""
+        for tool_call_id in list(self.open):
+            await self._close(tool_call_id, ToolStatus.FAILED, message)
