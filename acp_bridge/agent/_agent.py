@@ -30,7 +30,14 @@ from acp_bridge.agent._sink import PeerTurnSink, send_session_update
 from acp_bridge.errors import AuthRequired, InvalidParams, InvalidRequest, MethodNotFound
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply
 from acp_bridge.tools import EditorCapabilities, Tool, ToolContext
-from acp_bridge.turn import EffectLedger, SessionMode, TurnRequest, run_turn, turn_id_for
+from acp_bridge.turn import (
+    EffectLedger,
+    SessionMode,
+    StopReason,
+    Turn,
+    TurnRequest,
+    turn_id_for,
+)
 
 __all__ = ["Agent"]
 
@@ -265,37 +272,52 @@ class Agent:
             max_model_calls=self._config.max_model_calls,
         )
         started = time.monotonic()
-        stop = "cancelled"
-        meta: dict[str, Any] = {}
+        engine = Turn(turn)
         with anyio.CancelScope() as scope:
             session.running = scope
             try:
-                result = await run_turn(turn)
+                result = await engine.run()
             finally:
                 session.running = None
-            stop = result.stop_reason.value
-            meta = {
-                "turnId": turn_id,
-                "modelCalls": result.model_calls,
-                "retries": result.retries,
-                "attempts": [
-                    {
-                        "modelCall": a.model_call,
-                        "attempt": a.attempt,
-                        "state": a.state.value,
-                        "reason": a.reason,
-                        "billed": a.billed,
-                    }
-                    for a in result.attempts
-                ],
-            }
+        if scope.cancelled_caught:
+            # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
+            result = engine.result(StopReason.CANCELLED)
+        stop = result.stop_reason.value
+        meta: dict[str, Any] = {
+            "turnId": turn_id,
+            "modelCalls": result.model_calls,
+            "retries": result.retries,
+            "billedAttempts": result.billed_attempts,
+            "attempts": [
+                {
+                    "modelCall": a.model_call,
+                    "attempt": a.attempt,
+                    "state": a.state.value,
+                    "reason": a.reason,
+                    "billed": a.billed,
+                }
+                for a in result.attempts
+            ],
+            "effects": [
+                {
+                    "toolCallId": run.tool_call_id,
+                    "tool": run.name,
+                    "status": run.status.value,
+                    "effectKey": run.effect_key,
+                    "ran": run.ran,
+                    "reused": run.reused,
+                    "asked": run.asked,
+                }
+                for run in result.tool_runs
+            ],
+        }
         session.updated_at = time.time()
         _log.info("turn %s ended: %s in %.3fs", turn_id, stop, time.monotonic() - started)
         first_turn = session.title is None
         if first_turn:
             session.title = prompt_title(prompt)
         response = acp.PromptResponse(
-            stop_reason=acp.StopReason(stop), field_meta={"acpBridge": meta} if meta else None
+            stop_reason=acp.StopReason(stop), field_meta={"acpBridge": meta}
         )
         return Reply(acp.to_wire(response))
 
