@@ -1,0 +1,121 @@
+"""`AnthropicProvider`: the Messages API with `stream: true`.
+
+`base_url` is the API root without the version (`https://api.anthropic.com`); requests go
+to `{base_url}/v1/messages` with `x-api-key` and `anthropic-version`. History keeps what a
+tool loop needs: thinking blocks go back with their signatures (redacted ones with their
+data; unsigned thoughts cannot be replayed and are dropped), tool calls as `tool_use`
+blocks, results as `tool_result` blocks that open the next user message. Consecutive
+messages of one role are merged, as the API requires alternation.
+"""
+
+from __future__ import annotations
+
+from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.providers._conversation import (
+    AssistantTurn,
+    ModelRequest,
+    ToolResult,
+    ToolResults,
+    UserTurn,
+)
+from acp_bridge.providers.http._anthropic_stream import AnthropicStreamDecoder
+from acp_bridge.providers.http._options import HttpProviderOptions
+from acp_bridge.providers.http._provider import HttpModelProvider
+from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "render_messages"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+_DEFAULT_MAX_TOKENS = 8192
+
+
+class AnthropicProvider(HttpModelProvider):
+    """Anthropic Messages streaming (and servers that mimic `/v1/messages`)."""
+
+    PROVIDER = "anthropic"
+    DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+    def render(self, request: ModelRequest, model: str) -> WireRequest:
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if self._options.api_key:
+            headers["x-api-key"] = self._options.api_key
+        return WireRequest(
+            url=f"{self.base_url}/v1/messages",
+            body=render_messages(request, model, self._options),
+            headers=headers,
+        )
+
+    def decoder(self, model: str) -> StreamDecoder:
+        return AnthropicStreamDecoder(
+            model=model, provider=self.PROVIDER, secret=self._options.api_key
+        )
+
+
+def render_messages(request: ModelRequest, model: str, options: HttpProviderOptions) -> JsonObject:
+    """The JSON body of a streaming Messages request."""
+    turns: list[tuple[str, list[JsonValue]]] = []
+    for message in request.messages:
+        if isinstance(message, UserTurn):
+            _append(
+                turns, "user", [{"type": "text", "text": part} for part in message.parts if part]
+            )
+        elif isinstance(message, AssistantTurn):
+            _append(turns, "assistant", _assistant_blocks(message))
+        elif isinstance(message, ToolResults):
+            _append(turns, "user", [_tool_result(result) for result in message.results])
+    budget = options.thinking_budget
+    max_tokens = options.max_tokens or (_DEFAULT_MAX_TOKENS + (budget or 0))
+    body: JsonObject = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": [{"role": role, "content": blocks} for role, blocks in turns],
+        "stream": True,
+    }
+    if request.system:
+        body["system"] = request.system
+    if request.tools:
+        body["tools"] = [
+            {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+            for tool in request.tools
+        ]
+    if budget:
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    return body
+
+
+def _append(turns: list[tuple[str, list[JsonValue]]], role: str, blocks: list[JsonValue]) -> None:
+    if not blocks:
+        return
+    if turns and turns[-1][0] == role:
+        turns[-1][1].extend(blocks)
+    else:
+        turns.append((role, blocks))
+
+
+def _assistant_blocks(turn: AssistantTurn) -> list[JsonValue]:
+    blocks: list[JsonValue] = []
+    for thought in turn.thoughts:
+        if thought.redacted_data:
+            blocks.append({"type": "redacted_thinking", "data": thought.redacted_data})
+        elif thought.signature:
+            blocks.append(
+                {"type": "thinking", "thinking": thought.text, "signature": thought.signature}
+            )
+    if turn.text:
+        blocks.append({"type": "text", "text": turn.text})
+    blocks.extend(
+        {"type": "tool_use", "id": call.call_id, "name": call.name, "input": call.arguments}
+        for call in turn.tool_calls
+    )
+    return blocks
+
+
+def _tool_result(result: ToolResult) -> JsonValue:
+    block: JsonObject = {
+        "type": "tool_result",
+        "tool_use_id": result.call_id,
+        "content": result.output,
+    }
+    if result.is_error:
+        block["is_error"] = True
+    return block

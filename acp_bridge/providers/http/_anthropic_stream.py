@@ -1,0 +1,223 @@
+"""Anthropic Messages stream -> normalized events (sans-IO).
+
+Flow (model-streams.md §2): `message_start`, then per content block `content_block_start`
+/ `_delta` / `_stop`, then `message_delta` (stop reason, cumulative usage) and
+`message_stop`, the terminal marker. `ping` and unknown event types are ignored; server
+tool blocks are never surfaced as tool calls. A thinking block's `signature_delta` becomes
+a `ThoughtDelta` with `signature` (it closes the block), a `redacted_thinking` block one
+with `redacted_data`. Tool input is parsed once, at the block's `content_block_stop`.
+`event: error` (e.g. `overloaded_error` mid-stream) is classified by its error type.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
+from acp_bridge.providers._events import (
+    Finish,
+    FinishReason,
+    StreamEvent,
+    StreamStart,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    Usage,
+)
+from acp_bridge.providers.http._classify import error_from_payload
+from acp_bridge.providers.http._payload import (
+    as_int,
+    as_object,
+    as_str,
+    complete_tool_call,
+    frame_json,
+    raw_json_error,
+)
+from acp_bridge.providers.http._sse import RawJson, SseEvent, SseItem
+
+__all__ = ["AnthropicStreamDecoder"]
+
+_STOP_REASONS = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "max_tokens": FinishReason.LENGTH,
+    "model_context_window_exceeded": FinishReason.LENGTH,
+    "refusal": FinishReason.REFUSAL,
+    "pause_turn": FinishReason.PAUSE,
+}
+
+
+@dataclass(slots=True)
+class _ToolBlock:
+    ordinal: int
+    call_id: str
+    name: str
+    initial_input: str
+    fragments: list[str] = field(default_factory=list)
+    completed: bool = False
+
+
+class AnthropicStreamDecoder:
+    """One attempt's decoder; see the module docstring for the rules."""
+
+    def __init__(
+        self, *, model: str, provider: str = "anthropic", secret: str | None = None
+    ) -> None:
+        self._model = model
+        self._provider = provider
+        self._secret = secret
+        self._tools: dict[int, _ToolBlock] = {}
+        self._tool_count = 0
+        self._usage: dict[str, int] = {}
+        self._stop_reason: str | None = None
+        self._message_id: str | None = None
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def feed(self, item: SseItem) -> list[StreamEvent]:
+        if self._done:
+            return []
+        if isinstance(item, RawJson):
+            raise raw_json_error(self._provider, item, secret=self._secret)
+        if not isinstance(item, SseEvent) or not item.data.strip():
+            return []
+        payload = as_object(frame_json(self._provider, item))
+        kind = as_str(payload.get("type")) or item.event
+        if kind == "error" or item.event == "error":
+            raise error_from_payload(self._provider, payload, secret=self._secret)
+        handler = _HANDLERS.get(kind)
+        return [] if handler is None else handler(self, payload)
+
+    def end(self) -> list[StreamEvent]:
+        if self._done:
+            return []
+        raise _incomplete(self._provider, "without message_stop")
+
+    def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        message = as_object(payload.get("message"))
+        self._message_id = as_str(message.get("id")) or None
+        self._merge_usage(as_object(message.get("usage")))
+        model = as_str(message.get("model")) or self._model
+        return [StreamStart(self._provider, model, self._message_id)]
+
+    def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        index = as_int(payload.get("index"))
+        block = as_object(payload.get("content_block"))
+        kind = as_str(block.get("type"))
+        if kind == "text":
+            text = as_str(block.get("text"))
+            return [TextDelta(text)] if text else []
+        if kind == "thinking":
+            events: list[StreamEvent] = []
+            if thinking := as_str(block.get("thinking")):
+                events.append(ThoughtDelta(thinking))
+            if signature := as_str(block.get("signature")):
+                events.append(ThoughtDelta("", signature=signature))
+            return events
+        if kind == "redacted_thinking":
+            return [ThoughtDelta("", redacted_data=as_str(block.get("data")))]
+        if kind != "tool_use":
+            return []  # server tools (server_tool_use, web_search_tool_result): never executed
+        call_id = as_str(block.get("id")) or self._synthesized_id()
+        name = as_str(block.get("name"))
+        initial = block.get("input")
+        tool = _ToolBlock(
+            ordinal=self._tool_count,
+            call_id=call_id,
+            name=name,
+            initial_input=json.dumps(initial) if isinstance(initial, dict) and initial else "",
+        )
+        self._tool_count += 1
+        self._tools[index] = tool
+        return [ToolCallStart(call_id, name, tool.ordinal)]
+
+    def _block_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta = as_object(payload.get("delta"))
+        kind = as_str(delta.get("type"))
+        if kind == "text_delta":
+            text = as_str(delta.get("text"))
+            return [TextDelta(text)] if text else []
+        if kind == "thinking_delta":
+            thinking = as_str(delta.get("thinking"))
+            return [ThoughtDelta(thinking)] if thinking else []
+        if kind == "signature_delta":
+            return [ThoughtDelta("", signature=as_str(delta.get("signature")))]
+        tool = self._tools.get(as_int(payload.get("index")))
+        if kind == "input_json_delta" and tool is not None and not tool.completed:
+            fragment = as_str(delta.get("partial_json"))
+            if fragment:
+                tool.fragments.append(fragment)
+                return [ToolCallDelta(tool.call_id, tool.ordinal, fragment)]
+        return []
+
+    def _block_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        tool = self._tools.get(as_int(payload.get("index")))
+        return [] if tool is None else self._complete(tool)
+
+    def _message_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        reason = as_object(payload.get("delta")).get("stop_reason")
+        if isinstance(reason, str) and reason:
+            self._stop_reason = reason
+        usage = payload.get("usage")
+        if not isinstance(usage, dict):
+            return []
+        self._merge_usage(usage)
+        return [self._usage_event()]
+
+    def _message_stop(self, _payload: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for tool in self._tools.values():
+            events.extend(self._complete(tool))
+        raw = self._stop_reason
+        events.append(Finish(_STOP_REASONS.get(raw or "", FinishReason.UNKNOWN), raw))
+        self._done = True
+        return events
+
+    def _complete(self, tool: _ToolBlock) -> list[StreamEvent]:
+        if tool.completed:
+            return []
+        tool.completed = True
+        raw = "".join(tool.fragments) if tool.fragments else tool.initial_input
+        return [complete_tool_call(self._provider, tool.call_id, tool.name, raw)]
+
+    def _merge_usage(self, usage: dict[str, Any]) -> None:
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                self._usage[key] = value
+
+    def _usage_event(self) -> Usage:
+        cached = self._usage.get("cache_read_input_tokens", 0)
+        created = self._usage.get("cache_creation_input_tokens", 0)
+        return Usage(
+            input_tokens=self._usage.get("input_tokens", 0) + cached + created,
+            output_tokens=self._usage.get("output_tokens", 0),
+            cached_input_tokens=cached,
+        )
+
+    def _synthesized_id(self) -> str:
+        seed = self._message_id or uuid.uuid4().hex[:16]
+        return f"toolu_{seed}_{self._tool_count}"
+
+
+def _incomplete(provider: str, where: str) -> ModelStreamError:
+    return ModelStreamError(
+        FaultKind.INCOMPLETE_STREAM, f"{provider} stream ended {where}", phase=Phase.STREAM
+    )
+
+
+_HANDLERS = {
+    "message_start": AnthropicStreamDecoder._message_start,
+    "content_block_start": AnthropicStreamDecoder._block_start,
+    "content_block_delta": AnthropicStreamDecoder._block_delta,
+    "content_block_stop": AnthropicStreamDecoder._block_stop,
+    "message_delta": AnthropicStreamDecoder._message_delta,
+    "message_stop": AnthropicStreamDecoder._message_stop,
+}

@@ -1,0 +1,343 @@
+"""One streaming POST per model call, on httpx, with every failure classified at one boundary.
+
+`HttpTransport` owns the provider's `httpx.AsyncClient` (created lazily, transport retries
+off: the turn engine owns every retry) and drives a provider's `StreamDecoder` with the
+items of our own SSE decoder. Contract of `HttpTransport.stream`:
+
+- exactly one upstream request; the response is closed when the iterator ends, fails or
+  is closed or cancelled;
+- httpx exceptions become `ModelStreamError` here and nowhere else: connect errors are
+  CONNECTION_FAILED (phase connect), a cut body is STREAM_INTERRUPTED, the read timeout is
+  the IDLE_TIMEOUT, and no semantic event within `first_token_timeout` is
+  FIRST_TOKEN_TIMEOUT;
+- a non-2xx status is classified from its status, headers and error body;
+- after the terminal marker the rest of the body is drained briefly (bounded), so the
+  connection can go back to the pool;
+- the trace hook sees every request (auth headers redacted) and every received SSE item.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import anyio
+import httpx
+
+import acp_bridge
+from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
+from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
+from acp_bridge.providers.http._classify import error_from_status, scrub
+from acp_bridge.providers.http._options import HttpProviderOptions
+from acp_bridge.providers.http._sse import RawJson, SseComment, SseDecoder, SseEvent, SseItem
+
+__all__ = ["HttpTransport", "StreamDecoder", "WireRequest", "redact_headers"]
+
+logger = logging.getLogger(__name__)
+
+_ERROR_BODY_LIMIT = 64 * 1024
+_DRAIN_TIMEOUT = 0.25
+_SECRET_HEADER_PARTS = ("auth", "key", "token", "secret", "cookie", "session")
+_REDACTED = "[redacted]"
+# Events that do not count as "the model said something" for the first-token timeout.
+_NOT_SEMANTIC = (StreamStart, Usage)
+_BASE_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """A provider's rendered request: where to POST which JSON body with which headers."""
+
+    url: str
+    body: JsonObject
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class StreamDecoder(Protocol):
+    """Turns one attempt's SSE items into normalized events (sans-IO, one per attempt).
+
+    `feed` and `end` raise `ModelStreamError` for in-band errors, malformed tool calls and a
+    stream without its terminal marker. `done` turns True once the terminal marker arrived.
+    """
+
+    @property
+    def done(self) -> bool: ...
+
+    def feed(self, item: SseItem) -> list[StreamEvent]: ...
+
+    def end(self) -> list[StreamEvent]: ...
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers safe to trace or log: anything that can carry a credential is replaced."""
+    return {
+        name: _REDACTED if any(part in name.lower() for part in _SECRET_HEADER_PARTS) else value
+        for name, value in headers.items()
+    }
+
+
+class HttpTransport:
+    """The HTTP side of one provider instance: its client, timeouts and trace hook."""
+
+    def __init__(self, provider: str, options: HttpProviderOptions) -> None:
+        self._provider = provider
+        self._options = options
+        self._client: httpx.AsyncClient | None = None
+        self._trace_failed = False
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    def stream(
+        self, wire: WireRequest, decoder: StreamDecoder, *, attempt: int
+    ) -> AsyncIterator[StreamEvent]:
+        return self._stream(wire, decoder, attempt)
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            options = self._options
+            self._client = httpx.AsyncClient(
+                # Exactly one retry layer, the turn engine's (model-streams.md §0.2).
+                transport=httpx.AsyncHTTPTransport(retries=0),
+                timeout=httpx.Timeout(
+                    connect=options.connect_timeout,
+                    read=options.idle_timeout,
+                    write=options.write_timeout,
+                    pool=options.connect_timeout,
+                ),
+                follow_redirects=False,
+                headers={"user-agent": f"acp-bridge/{acp_bridge.__version__}"},
+            )
+        return self._client
+
+    async def _stream(
+        self, wire: WireRequest, decoder: StreamDecoder, attempt: int
+    ) -> AsyncIterator[StreamEvent]:
+        client = self._http()
+        timeout = self._options.first_token_timeout
+        first_deadline = math.inf if timeout is None else anyio.current_time() + timeout
+        request = client.build_request(
+            "POST",
+            wire.url,
+            headers={**_BASE_HEADERS, **wire.headers, **self._options.extra_headers},
+            content=json.dumps(wire.body, ensure_ascii=False, separators=(",", ":")).encode(),
+        )
+        self._trace_request(request, wire.body, attempt)
+        phase = Phase.CONNECT
+        response: httpx.Response | None = None
+        chunks: AsyncIterator[bytes] | None = None
+        try:
+            try:
+                with anyio.CancelScope(deadline=first_deadline) as scope:
+                    response = await client.send(request, stream=True)
+                if response is None or scope.cancelled_caught:
+                    raise self._first_token_timeout(phase)
+                await self._check_status(response, attempt)
+                phase = Phase.STREAM
+                sse = SseDecoder()
+                chunks = response.aiter_bytes()
+                semantic = False
+                while True:
+                    with anyio.CancelScope(
+                        deadline=math.inf if semantic else first_deadline
+                    ) as scope:
+                        chunk = await anext(chunks, None)
+                    if scope.cancelled_caught:
+                        raise self._first_token_timeout(phase)
+                    items = sse.end() if chunk is None else sse.feed(chunk)
+                    for item in items:
+                        self._trace_item(item, attempt)
+                        for event in decoder.feed(item):
+                            semantic = semantic or not isinstance(event, _NOT_SEMANTIC)
+                            yield event
+                        if decoder.done:
+                            return
+                    if chunk is None:
+                        for event in decoder.end():
+                            yield event
+                        return
+            except httpx.HTTPError as exc:
+                raise self._transport_error(exc, phase) from exc
+        except ModelStreamError as exc:
+            self._trace(
+                attempt,
+                type="provider_error",
+                kind=exc.kind.value,
+                phase=exc.phase.value,
+                retryable=exc.retryable,
+                status=exc.status,
+                message=exc.message,
+            )
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                if chunks is not None:
+                    if decoder.done:
+                        await _drain(chunks)
+                    await _close_iterator(chunks)
+                if response is not None:
+                    await response.aclose()
+
+    async def _check_status(self, response: httpx.Response, attempt: int) -> None:
+        """Trace the response head; raise the classified error of a non-2xx status."""
+        self._trace(
+            attempt,
+            type="provider_response",
+            status=response.status_code,
+            headers=_traced_headers(response.headers),
+        )
+        if response.is_success:
+            return
+        body = await _read_limited(response)
+        raise error_from_status(
+            self._provider,
+            response.status_code,
+            response.headers,
+            body,
+            secret=self._options.api_key,
+        )
+
+    def _first_token_timeout(self, phase: Phase) -> ModelStreamError:
+        return ModelStreamError(
+            FaultKind.FIRST_TOKEN_TIMEOUT,
+            f"{self._provider}: no output within {self._options.first_token_timeout:g} s",
+            phase=phase,
+        )
+
+    def _transport_error(self, exc: httpx.HTTPError, phase: Phase) -> ModelStreamError:
+        """The one place where httpx exceptions are classified (model-streams.md §5)."""
+        where = _origin(exc)
+        text = str(exc)
+        detail = scrub(
+            f"{type(exc).__name__}: {text}" if text else type(exc).__name__, self._options.api_key
+        )
+        if isinstance(exc, httpx.ReadTimeout):
+            return ModelStreamError(
+                FaultKind.IDLE_TIMEOUT,
+                f"{self._provider}: no data from {where} for {self._options.idle_timeout:g} s",
+                phase=phase,
+            )
+        if isinstance(exc, httpx.ConnectError | httpx.TimeoutException):
+            return ModelStreamError(
+                FaultKind.CONNECTION_FAILED,
+                f"{self._provider}: could not reach {where} ({detail})",
+                phase=Phase.CONNECT,
+            )
+        if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
+            return ModelStreamError(
+                FaultKind.PROVIDER_ERROR,
+                f"{self._provider}: cannot send to {where} ({detail})",
+                phase=Phase.CONNECT,
+                retryable=False,
+            )
+        if phase is Phase.CONNECT:
+            return ModelStreamError(
+                FaultKind.CONNECTION_FAILED,
+                f"{self._provider}: {where} closed the connection before answering ({detail})",
+                phase=Phase.CONNECT,
+            )
+        return ModelStreamError(
+            FaultKind.STREAM_INTERRUPTED,
+            f"{self._provider}: the stream from {where} broke ({detail})",
+            phase=Phase.STREAM,
+        )
+
+    def _trace_request(self, request: httpx.Request, body: JsonObject, attempt: int) -> None:
+        url = request.url.copy_with(username=None, password=None)
+        self._trace(
+            attempt,
+            type="provider_request",
+            method=request.method,
+            url=str(url),
+            headers=_traced_headers(request.headers),
+            body=body,
+        )
+
+    def _trace_item(self, item: SseItem, attempt: int) -> None:
+        if self._options.trace is None:
+            return
+        if isinstance(item, SseEvent):
+            self._trace(
+                attempt,
+                type="provider_event",
+                event=item.event,
+                data=item.data,
+                fields=dict(item.fields),
+                terminated=item.terminated,
+            )
+        elif isinstance(item, SseComment):
+            self._trace(attempt, type="provider_comment", text=item.text)
+        elif isinstance(item, RawJson):
+            self._trace(attempt, type="provider_raw_json", text=item.text, complete=item.complete)
+
+    def _trace(self, attempt: int, **record: JsonValue) -> None:
+        sink = self._options.trace
+        if sink is None:
+            return
+        try:
+            sink({**record, "provider": self._provider, "attempt": attempt})
+        except Exception:
+            # A broken trace file must not break the model stream; say so once.
+            if not self._trace_failed:
+                self._trace_failed = True
+                logger.warning("provider trace hook failed; tracing continues", exc_info=True)
+
+
+def _traced_headers(headers: Mapping[str, str]) -> dict[str, JsonValue]:
+    return dict(redact_headers(headers))
+
+
+def _origin(exc: httpx.HTTPError) -> str:
+    try:
+        url = exc.request.url
+    except RuntimeError:
+        return "the server"
+    return f"{url.host}:{url.port}" if url.port else url.host
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows the terminal marker, so the connection can be reused.
+
+    Usually only the body's last chunk is left, already buffered. Bounded, and a failure
+    here changes nothing: the attempt is complete.
+    """
+    with anyio.move_on_after(_DRAIN_TIMEOUT):
+        try:
+            async for _ in chunks:
+                pass
+        except httpx.HTTPError:
+            logger.debug("the stream broke after its terminal marker", exc_info=True)
+
+
+async def _read_limited(response: httpx.Response) -> bytes:
+    """At most 64 KiB of an error body; a cut error body still yields what arrived."""
+    parts: list[bytes] = []
+    size = 0
+    chunks = response.aiter_bytes()
+    try:
+        async for chunk in chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size >= _ERROR_BODY_LIMIT:
+                break
+    except httpx.HTTPError:
+        logger.debug("error body of HTTP %s was cut", response.status_code)
+    finally:
+        await _close_iterator(chunks)
+    return b"".join(parts)[:_ERROR_BODY_LIMIT]
+
+
+async def _close_iterator(iterator: AsyncIterator[bytes]) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        try:
+            await aclose()
+        except httpx.HTTPError:
+            logger.debug("closing a broken response stream failed", exc_info=True)

@@ -1,0 +1,549 @@
+"""GeminiProvider against a real loopback HTTP server: parts, signatures, raw errors, faults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from loopback_http import (
+    End,
+    Fin,
+    LoopbackServer,
+    Reply,
+    Rst,
+    Send,
+    WaitFor,
+    drain,
+    json_reply,
+    sse,
+    sse_reply,
+)
+
+from acp_bridge.providers import (
+    AssistantTurn,
+    FaultKind,
+    Finish,
+    FinishReason,
+    ModelRequest,
+    ModelStreamError,
+    Phase,
+    StreamEvent,
+    StreamStart,
+    TextDelta,
+    Thought,
+    ThoughtDelta,
+    ToolCall,
+    ToolCallComplete,
+    ToolCallStart,
+    ToolResult,
+    ToolResults,
+    ToolSpec,
+    Usage,
+    UserTurn,
+)
+from acp_bridge.providers.http import GeminiProvider, HttpProviderOptions
+
+REQUEST = ModelRequest(model="", messages=[UserTurn(("hi",))])
+START = StreamStart("gemini", "gemini-test-001", "resp-1")
+USAGE = {
+    "promptTokenCount": 9,
+    "candidatesTokenCount": 10,
+    "thoughtsTokenCount": 256,
+    "cachedContentTokenCount": 3,
+    "totalTokenCount": 275,
+}
+
+
+def response(*parts: dict[str, Any], finish: str | None = None, usage: bool = True) -> str:
+    candidate: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    body: dict[str, Any] = {
+        "candidates": [candidate],
+        "modelVersion": "gemini-test-001",
+        "responseId": "resp-1",
+    }
+    if usage:
+        body["usageMetadata"] = USAGE
+    return sse(body)
+
+
+FINAL_USAGE = Usage(input_tokens=9, output_tokens=266, cached_input_tokens=3, reasoning_tokens=256)
+RAW_503 = """{
+  "error": {
+    "code": 503,
+    "message": "The model is overloaded. Please try again later.",
+    "status": "UNAVAILABLE"
+  }
+}
+"""
+
+
+async def run(
+    *replies: Reply, request: ModelRequest = REQUEST, **options: Any
+) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
+    async with LoopbackServer(replies) as server:
+        settings: dict[str, Any] = {"model": "gemini-test", "idle_timeout": 2.0, **options}
+        async with GeminiProvider(
+            HttpProviderOptions(base_url=f"{server.base_url}/v1beta", **settings)
+        ) as provider:
+            events, error = await drain(provider.stream(request))
+    return events, error, server
+
+
+def assert_fault(
+    error: ModelStreamError | None,
+    kind: FaultKind,
+    *,
+    phase: Phase = Phase.STREAM,
+    retryable: bool = True,
+    status: int | None = None,
+    retry_after: float | None = None,
+) -> None:
+    assert error is not None, "expected the stream to fail"
+    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
+        kind,
+        phase,
+        retryable,
+        status,
+        retry_after,
+    )
+
+
+@pytest.mark.anyio
+async def test_text_thoughts_and_trailing_signature() -> None:
+    events, error, server = await run(
+        sse_reply(
+            response({"text": "Counting r", "thought": True}),
+            response({"text": 'There are **3** "r"s in'}),
+            response({"text": " strawberry."}),
+            response({"text": "", "thoughtSignature": "Eo0H"}, finish="STOP"),
+        )
+    )
+    assert error is None
+    assert events == [
+        START,
+        ThoughtDelta("Counting r"),
+        TextDelta('There are **3** "r"s in'),
+        TextDelta(" strawberry."),
+        ThoughtDelta("", signature="Eo0H"),
+        FINAL_USAGE,
+        Finish(FinishReason.STOP, "STOP"),
+    ]
+    sent = server.requests[0]
+    assert (sent.method, sent.path) == (
+        "POST",
+        "/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
+    )
+    assert "x-goog-api-key" not in sent.headers
+
+
+@pytest.mark.anyio
+async def test_function_calls_arrive_whole_with_signatures_and_synthesized_ids() -> None:
+    events, error, _ = await run(
+        sse_reply(
+            response(
+                {
+                    "functionCall": {"name": "weather", "args": {"location": "SF"}},
+                    "thoughtSignature": "EpEg",
+                },
+                {"functionCall": {"name": "time", "args": {}, "id": "fc-given"}},
+            ),
+            response({"text": ""}, finish="STOP"),
+        )
+    )
+    assert error is None
+    assert events == [
+        START,
+        ToolCallStart("call_resp-1_0", "weather", 0),
+        ToolCallComplete(
+            "call_resp-1_0",
+            "weather",
+            {"location": "SF"},
+            '{"location": "SF"}',
+            {"thought_signature": "EpEg", "synthesized_id": True},
+        ),
+        ToolCallStart("fc-given", "time", 1),
+        ToolCallComplete("fc-given", "time", {}, "{}"),
+        FINAL_USAGE,
+        Finish(FinishReason.TOOL_CALLS, "STOP"),
+    ]
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-FILTER-001")
+@pytest.mark.parametrize("reason", ["SAFETY", "RECITATION", "PROHIBITED_CONTENT"])
+async def test_safety_finishes_are_content_filter(reason: str) -> None:
+    events, error, _ = await run(sse_reply(response({"text": "par"}), response(finish=reason)))
+    assert error is None
+    assert events[-1] == Finish(FinishReason.CONTENT_FILTER, reason)
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-FILTER-001")
+async def test_blocked_prompt_is_content_filter() -> None:
+    blocked = sse(
+        {
+            "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+            "usageMetadata": {"promptTokenCount": 5},
+            "responseId": "resp-1",
+            "modelVersion": "gemini-test-001",
+        }
+    )
+    events, error, _ = await run(sse_reply(blocked))
+    assert error is None
+    assert events == [
+        START,
+        Usage(input_tokens=5),
+        Finish(FinishReason.CONTENT_FILTER, "PROHIBITED_CONTENT"),
+    ]
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-TOOL-001")
+@pytest.mark.parametrize("reason", ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"])
+async def test_malformed_function_call_finish(reason: str) -> None:
+    events, error, _ = await run(sse_reply(response({"text": "Let me"}), response(finish=reason)))
+    assert events == [START, TextDelta("Let me")]
+    assert_fault(error, FaultKind.MALFORMED_TOOL_CALL)
+    assert error is not None
+    assert error.provider_code == reason
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-INBAND-001")
+@pytest.mark.requirement("PROV-SSE-003")
+async def test_raw_json_error_appended_after_the_last_chunk() -> None:
+    # vercel/ai #5217: a STOP chunk, then a pretty-printed error without SSE framing.
+    events, error, server = await run(
+        sse_reply(response({"text": "Hi"}), response({"text": ""}, finish="STOP"), RAW_503)
+    )
+    assert events == [START, TextDelta("Hi")]
+    assert_fault(error, FaultKind.OVERLOADED, status=503)
+    assert error is not None
+    assert error.provider_code == "UNAVAILABLE"
+    assert len(server.requests) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-INBAND-001")
+async def test_data_framed_error_mid_stream() -> None:
+    events, error, _ = await run(
+        sse_reply(
+            response({"text": "Hi"}),
+            sse({"error": {"code": 500, "message": "Internal", "status": "INTERNAL"}}),
+        )
+    )
+    assert events == [START, TextDelta("Hi")]
+    assert_fault(error, FaultKind.SERVER_ERROR, status=500)
+
+
+@pytest.mark.anyio
+async def test_raw_json_error_as_the_whole_200_body() -> None:
+    events, error, _ = await run(sse_reply(RAW_503))
+    assert events == []
+    assert_fault(error, FaultKind.OVERLOADED, status=503)
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-EOF-001")
+async def test_clean_eof_without_finish_reason() -> None:
+    events, error, _ = await run(sse_reply(response({"text": "Hel"})))
+    assert events == [START, TextDelta("Hel")]
+    assert_fault(error, FaultKind.INCOMPLETE_STREAM)
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-SSE-001")
+async def test_last_chunk_without_blank_line() -> None:
+    events, error, _ = await run(sse_reply(response({"text": "ok"}, finish="STOP").rstrip("\n")))
+    assert error is None
+    assert events[-1] == Finish(FinishReason.STOP, "STOP")
+
+
+def _word_split(cut: Fin | Rst, release: anyio.Event) -> Reply:
+    return sse_reply(
+        response({"text": "Hel"}), WaitFor(release), response({"text": "lo wor"})[:30], then=cut
+    )
+
+
+def _after_tool_call(cut: Fin | Rst, release: anyio.Event) -> Reply:
+    return sse_reply(
+        response({"functionCall": {"name": "read_file", "args": {"path": "a"}}}),
+        WaitFor(release),
+        then=cut,
+    )
+
+
+def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
+    return sse_reply(response({"text": "Hello"}), WaitFor(release), then=cut)
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-TRANSPORT-001")
+@pytest.mark.parametrize("cut", [Fin(), Rst()], ids=["fin", "rst"])
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (_word_split, [START, TextDelta("Hel")]),
+        # Gemini sends calls whole: the call is complete, yet the attempt still fails.
+        (
+            _after_tool_call,
+            [
+                START,
+                ToolCallStart("call_resp-1_0", "read_file", 0),
+                ToolCallComplete(
+                    "call_resp-1_0",
+                    "read_file",
+                    {"path": "a"},
+                    '{"path": "a"}',
+                    {"synthesized_id": True},
+                ),
+            ],
+        ),
+        (_before_finish, [START, TextDelta("Hello")]),
+    ],
+    ids=["inside-word", "after-tool-call", "before-finish"],
+)
+async def test_transport_cut(cut: Fin | Rst, script: Any, expected: list[StreamEvent]) -> None:
+    release = anyio.Event()
+    async with (
+        LoopbackServer([script(cut, release)]) as server,
+        GeminiProvider(
+            HttpProviderOptions("gemini-test", base_url=server.base_url, idle_timeout=2.0)
+        ) as provider,
+    ):
+        events, error = await drain(
+            provider.stream(REQUEST),
+            on_event=lambda event: release.set() if event == expected[-1] else None,
+        )
+    assert events == expected
+    assert not any(isinstance(e, Finish) for e in events)
+    assert_fault(error, FaultKind.STREAM_INTERRUPTED)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-TIMEOUT-001")
+async def test_stall_trips_the_idle_timeout() -> None:
+    release = anyio.Event()
+    try:
+        events, error, _ = await run(
+            sse_reply(response({"text": "Hel"}), WaitFor(release)), idle_timeout=0.2
+        )
+    finally:
+        release.set()
+    assert events == [START, TextDelta("Hel")]
+    assert_fault(error, FaultKind.IDLE_TIMEOUT)
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-STATUS-001")
+@pytest.mark.requirement("PROV-STATUS-002")
+@pytest.mark.requirement("PROV-RETRY-001")
+@pytest.mark.parametrize(
+    ("reply", "kind", "retryable", "retry_after"),
+    [
+        (
+            json_reply(
+                429,
+                {
+                    "error": {
+                        "code": 429,
+                        "message": "You exceeded your current quota",
+                        "status": "RESOURCE_EXHAUSTED",
+                        "details": [
+                            {
+                                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                "violations": [
+                                    {"quotaId": "GenerateRequestsPerMinutePerProject-FreeTier"}
+                                ],
+                            },
+                            {
+                                "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                "retryDelay": "34.4s",
+                            },
+                        ],
+                    }
+                },
+            ),
+            FaultKind.RATE_LIMITED,
+            True,
+            34.4,
+        ),
+        (
+            json_reply(
+                429,
+                {
+                    "error": {
+                        "code": 429,
+                        "message": "daily",
+                        "status": "RESOURCE_EXHAUSTED",
+                        "details": [
+                            {
+                                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                                "violations": [{"quotaId": "GenerateRequestsPerDayPerProject"}],
+                            }
+                        ],
+                    }
+                },
+            ),
+            FaultKind.QUOTA_EXHAUSTED,
+            False,
+            None,
+        ),
+        (
+            json_reply(
+                499,
+                [
+                    {
+                        "error": {
+                            "code": 499,
+                            "message": "The operation was cancelled.",
+                            "status": "CANCELLED",
+                        }
+                    }
+                ],
+            ),
+            FaultKind.SERVER_ERROR,
+            True,
+            None,
+        ),
+        (
+            json_reply(
+                503, {"error": {"code": 503, "message": "high demand", "status": "UNAVAILABLE"}}
+            ),
+            FaultKind.OVERLOADED,
+            True,
+            None,
+        ),
+        (
+            json_reply(
+                400, {"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}
+            ),
+            FaultKind.BAD_REQUEST,
+            False,
+            None,
+        ),
+    ],
+)
+async def test_http_status_classification(
+    reply: Reply, kind: FaultKind, retryable: bool, retry_after: float | None
+) -> None:
+    events, error, server = await run(reply)
+    assert events == []
+    assert_fault(
+        error,
+        kind,
+        phase=Phase.CONNECT,
+        retryable=retryable,
+        status=reply.status,
+        retry_after=retry_after,
+    )
+    assert len(server.requests) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("PROV-HISTORY-001")
+async def test_tool_loop_history_keeps_thought_signatures() -> None:
+    request = ModelRequest(
+        model="models/gemini-other",
+        system="be brief",
+        messages=[
+            UserTurn(("weather?",)),
+            AssistantTurn(
+                "Checking.",
+                thoughts=(Thought("plan", signature="s-thought"), Thought("", signature="s-tail")),
+                tool_calls=(
+                    ToolCall(
+                        "call_resp-1_0",
+                        "weather",
+                        {"location": "SF"},
+                        {"thought_signature": "EpEg", "synthesized_id": True},
+                    ),
+                    ToolCall("fc-given", "time", {}),
+                ),
+            ),
+            ToolResults(
+                (
+                    ToolResult("call_resp-1_0", "weather", "sunny"),
+                    ToolResult("fc-given", "time", "no clock", is_error=True),
+                )
+            ),
+        ],
+        tools=[ToolSpec("weather", "Weather", {"type": "object", "additionalProperties": False})],
+    )
+    _, error, server = await run(
+        sse_reply(response({"text": "ok"}, finish="STOP")),
+        request=request,
+        api_key="AIza-SECRET",
+        max_tokens=100,
+        thinking_budget=512,
+    )
+    assert error is None
+    sent = server.requests[0]
+    assert sent.path == "/v1beta/models/gemini-other:streamGenerateContent?alt=sse"
+    assert sent.headers["x-goog-api-key"] == "AIza-SECRET"
+    assert "AIza-SECRET" not in sent.path
+    assert sent.json() == {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "plan", "thought": True, "thoughtSignature": "s-thought"},
+                    {"text": "Checking."},
+                    {"text": "", "thoughtSignature": "s-tail"},
+                    {
+                        "functionCall": {"name": "weather", "args": {"location": "SF"}},
+                        "thoughtSignature": "EpEg",
+                    },
+                    {"functionCall": {"name": "time", "args": {}, "id": "fc-given"}},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "weather", "response": {"output": "sunny"}}},
+                    {
+                        "functionResponse": {
+                            "name": "time",
+                            "response": {"error": "no clock"},
+                            "id": "fc-given",
+                        }
+                    },
+                ],
+            },
+        ],
+        "systemInstruction": {"parts": [{"text": "be brief"}]},
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {
+                        "name": "weather",
+                        "description": "Weather",
+                        "parametersJsonSchema": {"type": "object", "additionalProperties": False},
+                    }
+                ]
+            }
+        ],
+        "generationConfig": {
+            "maxOutputTokens": 100,
+            "thinkingConfig": {"includeThoughts": True, "thinkingBudget": 512},
+        },
+    }
+
+
+@pytest.mark.anyio
+async def test_a_json_array_body_is_not_a_stream() -> None:
+    # Without alt=sse Gemini streams a JSON array: say so instead of waiting for SSE.
+    events, error, _ = await run(
+        Reply(
+            steps=(Send('[{"candidates": []}]'), End()),
+            framing="close",
+            headers=(("content-type", "application/json"),),
+        )
+    )
+    assert events == []
+    assert_fault(error, FaultKind.PROVIDER_ERROR, retryable=False)
