@@ -19,11 +19,11 @@ from typing import Any
 
 import anyio
 
-from acp_bridge import __version__
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonValue
 from acp_bridge.agent._config import AgentConfig
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
+from acp_bridge.agent._initialize import auth_methods, initialize
 from acp_bridge.agent._prompt import prompt_title, user_turn
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
@@ -44,7 +44,6 @@ __all__ = ["Agent"]
 _log = logging.getLogger("acp_bridge.agent")
 
 MODEL_OPTION = "model"
-_SUPPORTED_VERSION = 1
 
 Handler = Callable[[JsonValue], Awaitable["JsonValue | Reply"]]
 
@@ -87,36 +86,14 @@ class Agent:
     # -- initialization ------------------------------------------------------------------
 
     async def initialize(self, params: JsonValue) -> JsonValue:
-        request = acp.from_wire(acp.InitializeRequest, params)
-        self._client_caps = request.client_capabilities
-        self._editor_caps = editor_capabilities(request.client_capabilities)
-        # Negotiation: echo the client's version when we support it, else our latest (1).
-        response = acp.InitializeResponse(
-            protocol_version=_SUPPORTED_VERSION,
-            agent_capabilities=acp.AgentCapabilities(
-                load_session=False,
-                prompt_capabilities=acp.PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
-                ),
-            ),
-            auth_methods=self._auth_methods(),
-            agent_info=acp.Implementation(
-                name="acp-bridge", title="acp-bridge", version=__version__
-            ),
-        )
-        return acp.to_wire(response)
+        result, caps = initialize(params, missing_key_vars=self._config.missing_key_vars)
+        self.set_client_capabilities(caps)
+        return result
 
-    def _auth_methods(self) -> list[acp.AuthMethod]:
-        if not self._config.missing_key_vars:
-            return []
-        names = " or ".join(self._config.missing_key_vars)
-        return [
-            acp.AuthMethodAgent(
-                id="env-api-key",
-                name="API key from the environment",
-                description=f"Set {names} in the environment that launches acp-bridge.",
-            )
-        ]
+    def set_client_capabilities(self, caps: acp.ClientCapabilities | None) -> None:
+        """What the client advertised in `initialize` (also when a light front answered it)."""
+        self._client_caps = caps
+        self._editor_caps = editor_capabilities(caps)
 
     def _require_auth(self) -> None:
         missing = self._config.missing_key_vars
@@ -130,7 +107,7 @@ class Agent:
 
     async def authenticate(self, params: JsonValue) -> JsonValue:
         request = acp.from_wire(acp.AuthenticateRequest, params)
-        if request.method_id not in {m.id for m in self._auth_methods()}:
+        if request.method_id not in {m.id for m in auth_methods(self._config.missing_key_vars)}:
             raise InvalidParams(f"Unknown authentication method: {request.method_id}")
         self._require_auth()
         return acp.to_wire(acp.AuthenticateResponse())
