@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from acp_bridge._json import JsonValue
 from acp_bridge.providers._base import ModelProvider
 from acp_bridge.providers._faults import FaultInjectingProvider, FaultPlan
-from acp_bridge._json import JsonValue
 
 # The HTTP stack (httpx) is imported only when an HTTP provider is built: the scripted
 # default and the `initialize` handshake must not pay for it (cold start).

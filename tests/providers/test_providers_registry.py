@@ -166,6 +166,9 @@ def test_default_base_urls_match_the_adapters_without_importing_httpx() -> None:
         ("gemini", http.GeminiProvider),
     ):
         assert default_base_url(kind) == cls.DEFAULT_BASE_URL
-    probe = "import sys, acp_bridge.providers._registry as r; r.api_key_env_vars('openai'); print('httpx' in sys.modules)"
+    probe = (
+        "import sys, acp_bridge.providers._registry as r; "
+        "r.api_key_env_vars('openai'); print('httpx' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
