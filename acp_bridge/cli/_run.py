@@ -5,14 +5,17 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 
-from acp_bridge.agent import AgentConfig, SlashCommand, serve
+from acp_bridge.agent._serve import serve
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
-from acp_bridge.providers import ModelProvider
-from acp_bridge.turn import RetryPolicy
+from acp_bridge.providers._base import ModelProvider
+
+if TYPE_CHECKING:
+    from acp_bridge.agent._config import AgentConfig
 from acp_bridge.wire import open_stdio
 
 __all__ = ["build_config", "run"]
@@ -26,25 +29,37 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-def _scripted(settings: BridgeSettings) -> tuple[ModelProvider, tuple[SlashCommand, ...]]:
-    from acp_bridge.providers.scripted import ScriptedProvider, load_script
+def missing_key_vars(settings: BridgeSettings) -> tuple[str, ...]:
+    """The API-key variables to set when the provider needs a key and none is set (light)."""
+    if settings.provider == "scripted":
+        return ()
+    from acp_bridge.providers import _registry as registry
 
-    default = load_script(settings.script) if settings.script else None
-    provider = ScriptedProvider(default, model=settings.model or "scripted")
-    commands = tuple(
-        SlashCommand(name, script.description)
-        for name, script in provider.available_scripts().items()
+    provider_settings = registry.settings_for(
+        kind=settings.provider, model=settings.model, base_url=settings.base_url
     )
-    return provider, commands
+    if registry.needs_api_key(provider_settings) and not provider_settings.api_key:
+        return registry.api_key_env_vars(settings.provider)
+    return ()
 
 
 def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> AgentConfig:
     """The agent's configuration for these settings (no I/O beyond reading a script file)."""
+    from acp_bridge.agent import AgentConfig, SlashCommand
+    from acp_bridge.turn import RetryPolicy
+
     commands: tuple[SlashCommand, ...] = ()
-    missing: tuple[str, ...] = ()
     if settings.provider == "scripted":
-        provider, commands = _scripted(settings)
-        model = provider.model
+        from acp_bridge.providers.scripted import ScriptedProvider, load_script
+
+        default = load_script(settings.script) if settings.script else None
+        scripted = ScriptedProvider(default, model=settings.model or "scripted")
+        commands = tuple(
+            SlashCommand(name, script.description)
+            for name, script in scripted.available_scripts().items()
+        )
+        provider: ModelProvider = scripted
+        model = scripted.model
     else:
         from acp_bridge.providers import _registry as registry
 
@@ -57,8 +72,6 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
             max_tokens=settings.max_tokens,
             trace=trace.provider if trace else None,
         )
-        if registry.needs_api_key(provider_settings) and not provider_settings.api_key:
-            missing = registry.api_key_env_vars(settings.provider)
         provider = registry.create_provider(provider_settings)
         model = provider_settings.model
     if settings.inject_fault:
@@ -72,7 +85,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         provider=provider,
         models=models,
         state_dir=settings.state_dir,
-        missing_key_vars=missing,
+        missing_key_vars=missing_key_vars(settings),
         system_prompt=settings.system_prompt or DEFAULT_SYSTEM_PROMPT,
         retry_policy=RetryPolicy(max_attempts=settings.max_attempts),
         commands=commands,
@@ -83,8 +96,18 @@ def run(settings: BridgeSettings) -> int:
     """Serves ACP on stdio until the editor closes stdin. Returns the exit status."""
     trace = TraceWriter(settings.trace, secrets=_known_secrets()) if settings.trace else None
     try:
-        config = build_config(settings, trace)
-    except Exception as exc:  # a bad script file, a bad fault plan: say so, never a traceback
+        # Validate what can fail early (a bad script or fault plan) before claiming stdio,
+        # without loading the heavy layers: those load after `initialize` is answered.
+        if settings.script:
+            from acp_bridge.providers.scripted import load_script
+
+            load_script(settings.script)
+        if settings.inject_fault:
+            from acp_bridge.providers._faults import parse_fault_plan
+
+            parse_fault_plan(settings.inject_fault)
+        missing = missing_key_vars(settings)
+    except Exception as exc:  # say what is wrong, never a traceback
         print(f"acp-bridge: {exc}", file=sys.stderr)
         return 2
 
@@ -92,7 +115,8 @@ def run(settings: BridgeSettings) -> int:
         async with open_stdio() as transport:
             await serve(
                 transport,
-                config,
+                lambda: build_config(settings, trace),
+                missing_key_vars=missing,
                 max_line_bytes=settings.max_line_bytes,
                 trace=trace.jsonrpc if trace else None,
             )
