@@ -23,7 +23,7 @@ FAST_RETRIES = RetryPolicy(base_delay=0.001, max_delay=0.002, max_retry_after=5.
 def schema_validator() -> Any:
     from acp_schema import AgentWireValidator
 
-    return AgentWireValidator()
+    return AgentWireValidator(strict_roots=True)
 
 
 def scripted_config(

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_initialize_new_prompt(tmp_path: Path) -> None:
-    async with running_bridge(scripted_config(tmp_path / "state"), validate=False) as editor:
+    async with running_bridge(scripted_config(tmp_path / "state")) as editor:
         init = await editor.initialize()
         assert init["protocolVersion"] == 1
         assert init["agentInfo"]["name"] == "acp-bridge"
