@@ -30,6 +30,7 @@ from acp_bridge.client import (
     ReduceMode,
     ToolCallEntry,
     WireMessage,
+    reduce,
     spawn_bridge,
 )
 from acp_bridge.providers.scripted import builtin_scripts
@@ -53,7 +54,12 @@ Write = Callable[[str], None]
 
 
 def _stdout(text: str) -> None:
-    sys.stdout.write(text + "\n")
+    line = text + "\n"
+    try:
+        sys.stdout.write(line)
+    except UnicodeEncodeError:  # a terminal that cannot show "━" or "✓" still gets the text
+        encoding = sys.stdout.encoding or "ascii"
+        sys.stdout.write(line.encode(encoding, "replace").decode(encoding))
     sys.stdout.flush()
 
 
@@ -146,18 +152,11 @@ async def _play(names: Sequence[str], root: Path, transcript: list[WireMessage])
 
 def _views(outcome: PromptOutcome) -> dict[ReduceMode, EditorView]:
     # The prompt is printed in the heading; the views show the agent's side only.
-    return {mode: _agent_side(outcome, mode) for mode, _ in _VIEWS}
+    return {mode: reduce(outcome.events[1:], mode) for mode, _ in _VIEWS}
 
 
 def _shown(view: EditorView) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return view.messages, view.thoughts
-
-
-def _agent_side(outcome: PromptOutcome, mode: ReduceMode) -> EditorView:
-    view = EditorView(mode)
-    for event in outcome.events[1:]:
-        view.apply(event)
-    return view
 
 
 def _effect_key(entry: ToolCallEntry, records: Sequence[EffectRecord]) -> EffectRecord | str | None:
@@ -395,8 +394,12 @@ async def run_demo(
     style = _Style(color and write is None and sys.stdout.isatty())
     with tempfile.TemporaryDirectory(prefix="acp-bridge-demo-") as tmp:
         root = Path(tmp)
-        with anyio.fail_after(60):
-            run = await _play(names, root, transcript if transcript is not None else [])
+        try:
+            with anyio.fail_after(60):
+                run = await _play(names, root, transcript if transcript is not None else [])
+        except Exception as exc:  # the bridge died or hung: say so, no traceback
+            out(f"acp-bridge demo: the bridge did not complete the demo: {exc!r}")
+            return 1
         if options.json:
             out(json.dumps(_summary(run), indent=2, ensure_ascii=False))
         else:
