@@ -90,10 +90,10 @@ class Agent:
         self.set_client_capabilities(caps)
         return result
 
-    def set_client_capabilities(self, caps: acp.ClientCapabilities | None) -> None:
+    def set_client_capabilities(self, caps: JsonValue) -> None:
         """What the client advertised in `initialize` (also when a light front answered it)."""
-        self._client_caps = caps
-        self._editor_caps = editor_capabilities(caps)
+        self._client_caps = acp.from_wire(acp.ClientCapabilities, caps) if caps else None
+        self._editor_caps = editor_capabilities(self._client_caps)
 
     def _require_auth(self) -> None:
         missing = self._config.missing_key_vars
@@ -107,7 +107,8 @@ class Agent:
 
     async def authenticate(self, params: JsonValue) -> JsonValue:
         request = acp.from_wire(acp.AuthenticateRequest, params)
-        if request.method_id not in {m.id for m in auth_methods(self._config.missing_key_vars)}:
+        known = {m["id"] for m in auth_methods(self._config.missing_key_vars)}
+        if request.method_id not in known:
             raise InvalidParams(f"Unknown authentication method: {request.method_id}")
         self._require_auth()
         return acp.to_wire(acp.AuthenticateResponse())

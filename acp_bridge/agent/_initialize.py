@@ -1,60 +1,100 @@
-"""The `initialize` handshake, kept light: it must answer before the heavy layers load.
+"""The `initialize` handshake, answered before the heavy layers (and pydantic) load.
 
 Version negotiation (initialization.mdx): the client sends the latest version it supports;
 we echo it when we support it, else answer our latest, 1. Only implemented capabilities are
 advertised (an omitted capability means unsupported).
+
+Cold start is what editors feel first (some time `initialize` out), so a well-formed request
+is read by a small exact check and answered from a plain dict; anything unusual falls back to
+the pydantic models, which give the precise -32602. Tests hold the two paths equal and the
+result valid against `InitializeResponse` and the official schema.
 """
 
 from __future__ import annotations
 
-from acp_bridge import __version__
-from acp_bridge._json import JsonValue
-from acp_bridge.protocol._base import from_wire, to_wire
-from acp_bridge.protocol._capabilities import (
-    AgentCapabilities,
-    ClientCapabilities,
-    PromptCapabilities,
-)
-from acp_bridge.protocol._initialize import (
-    AuthMethod,
-    AuthMethodAgent,
-    Implementation,
-    InitializeRequest,
-    InitializeResponse,
-)
+from typing import Any
 
-__all__ = ["AUTH_METHOD_ID", "auth_methods", "initialize"]
+from acp_bridge import __version__
+from acp_bridge._json import JsonObject, JsonValue
+
+__all__ = ["AUTH_METHOD_ID", "SUPPORTED_VERSION", "auth_methods", "initialize", "initialize_result"]
 
 SUPPORTED_VERSION = 1
 AUTH_METHOD_ID = "env-api-key"
+_UINT16 = 65535
 
 
-def auth_methods(missing_key_vars: tuple[str, ...]) -> list[AuthMethod]:
+def auth_methods(missing_key_vars: tuple[str, ...]) -> list[JsonObject]:
     """The agent auth method offered when the provider's API key is missing."""
     if not missing_key_vars:
         return []
     names = " or ".join(missing_key_vars)
     return [
-        AuthMethodAgent(
-            id=AUTH_METHOD_ID,
-            name="API key from the environment",
-            description=f"Set {names} in the environment that launches acp-bridge.",
-        )
+        {
+            "id": AUTH_METHOD_ID,
+            "name": "API key from the environment",
+            "description": f"Set {names} in the environment that launches acp-bridge.",
+        }
     ]
+
+
+def initialize_result(missing_key_vars: tuple[str, ...]) -> JsonObject:
+    """What acp-bridge answers to `initialize` (an `InitializeResponse` on the wire)."""
+    return {
+        "protocolVersion": SUPPORTED_VERSION,
+        "agentCapabilities": {
+            "loadSession": False,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+        },
+        "authMethods": auth_methods(missing_key_vars),  # type: ignore[dict-item]
+        "agentInfo": {"name": "acp-bridge", "title": "acp-bridge", "version": __version__},
+    }
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _plain(params: JsonValue) -> JsonObject | None:
+    """The client capabilities of a well-formed, ordinary request; None otherwise."""
+    if not isinstance(params, dict):
+        return None
+    version = params.get("protocolVersion")
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= _UINT16:
+        return None
+    caps = params.get("clientCapabilities", {})
+    if not isinstance(caps, dict):
+        return None
+    fs = caps.get("fs", {})
+    if not isinstance(fs, dict) or not all(_is_bool(fs.get(k, False)) for k in fs):
+        return None
+    if not _is_bool(caps.get("terminal", False)):
+        return None
+    info = params.get("clientInfo")
+    if info is not None and not (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+        and isinstance(info.get("title", ""), str | None)
+    ):
+        return None
+    if not isinstance(params.get("_meta", {}), dict | None):
+        return None
+    return caps
 
 
 def initialize(
     params: JsonValue, *, missing_key_vars: tuple[str, ...]
-) -> tuple[JsonValue, ClientCapabilities | None]:
-    """The `initialize` result and the client's capabilities."""
-    request = from_wire(InitializeRequest, params)
-    response = InitializeResponse(
-        protocol_version=SUPPORTED_VERSION,
-        agent_capabilities=AgentCapabilities(
-            load_session=False,
-            prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
-        ),
-        auth_methods=auth_methods(missing_key_vars),
-        agent_info=Implementation(name="acp-bridge", title="acp-bridge", version=__version__),
-    )
-    return to_wire(response), request.client_capabilities
+) -> tuple[JsonObject, JsonObject]:
+    """The `initialize` result and the client's capabilities as sent (a JSON object).
+
+    Raises `pydantic.ValidationError` (answered with -32602) for a malformed request.
+    """
+    caps = _plain(params)
+    if caps is None:
+        from acp_bridge.protocol._base import from_wire, to_wire
+        from acp_bridge.protocol._initialize import InitializeRequest
+
+        request = from_wire(InitializeRequest, params)
+        caps = to_wire(request.client_capabilities) if request.client_capabilities else {}
+    return initialize_result(missing_key_vars), caps

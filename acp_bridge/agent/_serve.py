@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from acp_bridge._json import JsonValue
 from acp_bridge.agent._initialize import initialize
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, Tracer
-from acp_bridge.protocol._capabilities import ClientCapabilities
 from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, Transport
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ class _Connection:
         self._peer = peer
         self._load = load
         self._missing_key_vars = missing_key_vars
-        self._caps: ClientCapabilities | None = None
+        self._caps: JsonValue = None
         self._agent: Agent | None = None
         self.ledger: EffectLedger | None = None
 

@@ -12,10 +12,10 @@ import anyio
 from acp_bridge.agent._serve import serve
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
-from acp_bridge.providers._base import ModelProvider
 
 if TYPE_CHECKING:
     from acp_bridge.agent._config import AgentConfig
+    from acp_bridge.providers._base import ModelProvider
 from acp_bridge.wire import open_stdio
 
 __all__ = ["build_config", "run"]

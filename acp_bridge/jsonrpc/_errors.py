@@ -9,11 +9,14 @@ the stderr log with its traceback.
 from __future__ import annotations
 
 import logging
-
-import pydantic
+import sys
+from typing import TYPE_CHECKING
 
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+
+if TYPE_CHECKING:
+    import pydantic
 
 __all__ = ["error_object", "error_to_wire", "validation_details"]
 
@@ -40,7 +43,8 @@ def error_to_wire(exc: BaseException, *, method: str | None = None) -> JsonObjec
     """Maps any exception raised by a handler to the error object the peer receives."""
     if isinstance(exc, JsonRpcError):
         return error_object(exc.code, exc.message, exc.data)
-    if isinstance(exc, pydantic.ValidationError):
+    if _is_validation_error(exc):
+        assert isinstance(exc, _validation_error_type())
         return error_object(
             INVALID_PARAMS,
             f"Invalid params for {method}" if method else "Invalid params",
@@ -48,3 +52,16 @@ def error_to_wire(exc: BaseException, *, method: str | None = None) -> JsonObjec
         )
     _log.error("internal error while handling %s", method or "a message", exc_info=exc)
     return error_object(INTERNAL_ERROR, "Internal error")
+
+
+# pydantic is imported lazily: the `initialize` handshake is answered before it loads (cold
+# start), and an exception can only be pydantic's once pydantic_core is imported.
+def _validation_error_type() -> type[pydantic.ValidationError]:
+    from pydantic import ValidationError
+
+    return ValidationError
+
+
+def _is_validation_error(exc: BaseException) -> bool:
+    core = sys.modules.get("pydantic_core")
+    return core is not None and isinstance(exc, core.ValidationError)
