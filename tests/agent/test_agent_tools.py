@@ -1,4 +1,4 @@
-"""Tools through the editor or locally, behind the permission gate (issue 5), end to end in-process."""
+"""Tools through the editor or locally, behind the permission gate (issue 5), in-process."""
 
 from __future__ import annotations
 
@@ -117,7 +117,8 @@ async def test_edit_shows_its_diff_before_approval_and_terminal_is_embedded(tmp_
         for c in u.get("content") or []
         if c["type"] == "terminal"
     ]
-    assert terminal_updates and terminal_updates[0]["terminalId"].startswith("term-")
+    assert terminal_updates
+    assert terminal_updates[0]["terminalId"].startswith("term-")
 
 
 @pytest.mark.requirement("TURN-003")
@@ -136,11 +137,13 @@ async def test_abandoned_write_and_command_never_shown_prompted_or_run(tmp_path:
     shown = [u for u in updates if u["sessionUpdate"] == "tool_call"]
     assert [(u["title"], u["content"][0]["type"]) for u in shown] == [(shown[0]["title"], "diff")]
     assert "kept.txt" in shown[0]["content"][0]["path"]
-    assert len(prompts) == 1 and "kept.txt" in json.dumps(prompts[0]["params"]["toolCall"])
+    assert len(prompts) == 1
+    assert "kept.txt" in json.dumps(prompts[0]["params"]["toolCall"])
     assert "terminal/create" not in methods
     assert methods.count("fs/write_text_file") == 1
     resets = [u for u in updates if (u.get("_meta") or {}).get("reset")]
-    assert len(resets) == 1 and resets[0]["_meta"]["attempt"] == 2
+    assert len(resets) == 1
+    assert resets[0]["_meta"]["attempt"] == 2
 
 
 @pytest.mark.requirement("TURN-004")
