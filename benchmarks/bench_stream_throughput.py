@@ -1,0 +1,267 @@
+"""Stream benchmark: chunks per second and added latency per chunk, provider socket -> stdout.
+
+Three stdio agents forward the same OpenAI Chat Completions stream, side by side in one run:
+
+    bridge  acp-bridge itself: `python -m acp_bridge --provider openai --base-url <server>`
+    raw     benchmarks/_raw_loop.py: plain socket, hand-parsed SSE, one `os.write` per
+            notification (the practical limit)
+    sdk     benchmarks/_sdk_stream_agent.py: an agent on the official Python SDK
+            (`agent-client-protocol==0.12.1`, `pip install -e '.[bench]'`) reading with httpx
+
+The server (benchmarks/_sse_server.py, its own process) stamps each chunk's text with the
+CLOCK_MONOTONIC time it writes it; this process reads each agent's stdout, stamps each read,
+and matches the chunks. Per run and agent, in a fresh process after a warm-up prompt:
+
+    burst   N chunks as fast as the server can write them: throughput
+            N / (last chunk read - first chunk written), and each chunk's latency under that
+            load (mostly queueing behind the chunks before it)
+    paced   M chunks GAP us apart, an idle pipeline: the latency one chunk adds
+
+Reported: medians over K runs (agents interleaved run by run), the ratios bridge/raw and
+bridge/sdk of the burst throughput, and the targets (bridge >= 0.5 x raw, bridge > sdk).
+
+    python benchmarks/bench_stream_throughput.py                  # N=5000, K=3, a table
+    python benchmarks/bench_stream_throughput.py --json --chunks 20000 --runs 5
+    python benchmarks/bench_stream_throughput.py --agents bridge --profile-bridge /tmp/prof
+    python benchmarks/bench_stream_throughput.py --agents bridge \\
+        --bridge-prefix 'py-spy record -r 500 -f raw -o /tmp/bridge{run}.txt --'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from _bench_processes import AGENTS, Sample, SseServer, StdioAgent, agent_argv, isolated_env
+
+TARGET_OVER_RAW = 0.5  # bridge throughput >= half the raw loop's
+TARGET_OVER_SDK = 1.0  # bridge throughput > the SDK agent's
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseResult:
+    """One prompt: chunks/s from first write to last read, per-chunk latency percentiles."""
+
+    chunks: int
+    chunks_per_second: float
+    p50_us: float
+    p99_us: float
+    stdout_reads: int  # reads of the agent's stdout the chunks took (how batched they came)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    agent: str
+    burst: PhaseResult
+    paced: PhaseResult
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def summarize(samples: list[Sample], expected: int, reads: int) -> PhaseResult:
+    """Checks that chunks 0..expected-1 arrived once each and in order; computes the numbers."""
+    if [index for index, _, _ in samples] != list(range(expected)):
+        raise RuntimeError(f"chunks lost, duplicated or reordered ({len(samples)}/{expected})")
+    latencies = [(read - written) / 1000 for _, written, read in samples]
+    elapsed_ns = samples[-1][2] - samples[0][1]
+    return PhaseResult(
+        chunks=expected,
+        chunks_per_second=expected / (elapsed_ns / 1e9),
+        p50_us=_percentile(latencies, 0.50),
+        p99_us=_percentile(latencies, 0.99),
+        stdout_reads=reads,
+    )
+
+
+def run_once(agent_name: str, base_url: str, options: argparse.Namespace, run: int) -> RunResult:
+    """One fresh agent process: initialize, session/new, warm-up, burst, paced."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{agent_name}-") as tmp:
+        work = Path(tmp)
+        (work / "config.toml").write_text("")
+        argv = agent_argv(
+            agent_name,
+            base_url,
+            work,
+            profile_dir=options.profile_bridge,
+            prefix=options.bridge_prefix,
+            run=run,
+        )
+        agent = StdioAgent(
+            argv, env=isolated_env(work), cwd=work, tolerate_noise=bool(options.bridge_prefix)
+        )
+        try:
+            agent.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+            session, _ = agent.call("session/new", {"cwd": str(work), "mcpServers": []})
+
+            def prompt(command: str, expected: int) -> PhaseResult:
+                samples: list[Sample] = []
+                text = [{"type": "text", "text": command}]
+                params = {"sessionId": session["sessionId"], "prompt": text}
+                result, reads = agent.call("session/prompt", params, samples)
+                if result.get("stopReason") != "end_turn":
+                    raise RuntimeError(f"{agent_name}: {command}: {result}")
+                return summarize(samples, expected, reads)
+
+            prompt(f"burst {options.warmup}", options.warmup)
+            burst = prompt(f"burst {options.chunks}", options.chunks)
+            paced = prompt(f"paced {options.paced_chunks} {options.gap_us}", options.paced_chunks)
+        finally:
+            agent.close()
+    return RunResult(agent_name, burst, paced)
+
+
+def report(results: list[RunResult], options: argparse.Namespace) -> dict[str, Any]:
+    """The JSON summary: medians per agent over the runs, every run, the ratios."""
+    agents: dict[str, Any] = {}
+    for name in options.agents:
+        mine = [r for r in results if r.agent == name]
+        agents[name] = {
+            "chunksPerSecond": statistics.median(r.burst.chunks_per_second for r in mine),
+            "chunksPerStdoutRead": statistics.median(
+                r.burst.chunks / r.burst.stdout_reads for r in mine
+            ),
+            "burstLatencyUs": {
+                "p50": statistics.median(r.burst.p50_us for r in mine),
+                "p99": statistics.median(r.burst.p99_us for r in mine),
+            },
+            "pacedLatencyUs": {
+                "p50": statistics.median(r.paced.p50_us for r in mine),
+                "p99": statistics.median(r.paced.p99_us for r in mine),
+            },
+            "runs": [{"burst": asdict(r.burst), "paced": asdict(r.paced)} for r in mine],
+        }
+    speed = {name: data["chunksPerSecond"] for name, data in agents.items()}
+    ratios: dict[str, Any] = {}
+    if "bridge" in speed and "raw" in speed:
+        value = speed["bridge"] / speed["raw"]
+        ratios["bridgeOverRaw"] = {
+            "value": value,
+            "target": f">= {TARGET_OVER_RAW}",
+            "met": value >= TARGET_OVER_RAW,
+        }
+    if "bridge" in speed and "sdk" in speed:
+        value = speed["bridge"] / speed["sdk"]
+        ratios["bridgeOverSdk"] = {
+            "value": value,
+            "target": f"> {TARGET_OVER_SDK}",
+            "met": value > TARGET_OVER_SDK,
+        }
+    return {
+        "config": {
+            "chunks": options.chunks,
+            "runs": options.runs,
+            "warmupChunks": options.warmup,
+            "pacedChunks": options.paced_chunks,
+            "pacedGapUs": options.gap_us,
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "loadAverage": [round(x, 2) for x in os.getloadavg()],
+        },
+        "agents": agents,
+        "ratios": ratios,
+    }
+
+
+def print_table(summary: dict[str, Any]) -> None:
+    config = summary["config"]
+    print(
+        f"burst of {config['chunks']} chunks, paced {config['pacedChunks']} chunks "
+        f"{config['pacedGapUs']} us apart; medians of {config['runs']} runs "
+        f"(python {config['python']}, {config['cpus']} cpus, load {config['loadAverage'][0]})"
+    )
+    print(
+        f"{'agent':<8}{'chunks/s':>10}{'chunks/read':>13}{'burst p50':>12}{'burst p99':>12}"
+        f"{'paced p50':>12}{'paced p99':>12}"
+    )
+    for name, data in summary["agents"].items():
+        burst, paced = data["burstLatencyUs"], data["pacedLatencyUs"]
+        print(
+            f"{name:<8}{data['chunksPerSecond']:>10,.0f}{data['chunksPerStdoutRead']:>13.1f}"
+            f"{burst['p50'] / 1000:>9.1f} ms{burst['p99'] / 1000:>9.1f} ms"
+            f"{paced['p50']:>9.0f} us{paced['p99']:>9.0f} us"
+        )
+    for key, label in (("bridgeOverRaw", "bridge/raw"), ("bridgeOverSdk", "bridge/sdk")):
+        ratio = summary["ratios"].get(key)
+        if ratio:
+            verdict = "met" if ratio["met"] else "MISSED"
+            print(f"{label} throughput: {ratio['value']:.2f} (target {ratio['target']}: {verdict})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="Chunks/s and added latency per chunk: acp-bridge vs a raw loop vs the SDK."
+    )
+    parser.add_argument("--chunks", type=int, default=5000, help="burst size N (default 5000)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per agent K (default 3)")
+    parser.add_argument("--warmup", type=int, default=500, help="warm-up chunks per process")
+    parser.add_argument("--paced-chunks", type=int, default=300, help="paced chunks M")
+    parser.add_argument("--gap-us", type=int, default=2000, help="paced gap between chunks (us)")
+    parser.add_argument(
+        "--agents",
+        type=lambda s: tuple(s.split(",")),
+        default=AGENTS,
+        help="comma-separated subset of bridge,raw,sdk (default all three)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--profile-bridge",
+        type=Path,
+        metavar="DIR",
+        help="run the bridge under cProfile, one bridge-run<k>.prof per run in DIR",
+    )
+    parser.add_argument(
+        "--bridge-prefix",
+        default="",
+        metavar="CMD",
+        help="run the bridge under CMD, e.g. 'py-spy record -f raw -o /tmp/b{run}.txt --'",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = build_parser().parse_args(argv)
+    unknown = sorted(set(options.agents) - set(AGENTS))
+    if unknown:
+        raise SystemExit(f"unknown agents: {unknown}")
+    if "sdk" in options.agents:
+        try:
+            import acp  # noqa: F401
+        except ImportError:
+            raise SystemExit(
+                "the sdk agent needs agent-client-protocol==0.12.1: pip install -e '.[bench]'"
+            ) from None
+    if options.profile_bridge is not None:
+        options.profile_bridge.mkdir(parents=True, exist_ok=True)
+    server = SseServer()
+    results: list[RunResult] = []
+    try:
+        for run in range(options.runs):
+            for name in options.agents:  # interleaved, so machine noise hits every agent alike
+                result = run_once(name, server.base_url, options, run)
+                results.append(result)
+                speed = result.burst.chunks_per_second
+                print(f"run {run + 1} {name:<6} {speed:>9,.0f} chunks/s", file=sys.stderr)
+    finally:
+        server.close()
+    summary = report(results, options)
+    if options.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print_table(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
