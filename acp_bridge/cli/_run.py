@@ -16,7 +16,7 @@ from acp_bridge.cli._trace import TraceWriter
 if TYPE_CHECKING:
     from acp_bridge.agent._config import AgentConfig
     from acp_bridge.providers._base import ModelProvider
-from acp_bridge.wire import open_stdio
+from acp_bridge.wire import ClaimedStdio, open_stdio
 
 __all__ = ["build_config", "run"]
 
@@ -94,10 +94,12 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
 
 def run(settings: BridgeSettings) -> int:
     """Serves ACP on stdio until the editor closes stdin. Returns the exit status."""
+    # Claim stdout before anything else runs: from here on, stray output goes to stderr.
+    claimed = ClaimedStdio()
     trace = TraceWriter(settings.trace, secrets=_known_secrets()) if settings.trace else None
     try:
-        # Validate what can fail early (a bad script or fault plan) before claiming stdio,
-        # without loading the heavy layers: those load after `initialize` is answered.
+        # Validate what can fail early (a bad script or fault plan) without loading the heavy
+        # layers: those load right after `initialize` is answered.
         if settings.script:
             from acp_bridge.providers.scripted import load_script
 
@@ -108,11 +110,12 @@ def run(settings: BridgeSettings) -> int:
             parse_fault_plan(settings.inject_fault)
         missing = missing_key_vars(settings)
     except Exception as exc:  # say what is wrong, never a traceback
+        claimed.release()
         print(f"acp-bridge: {exc}", file=sys.stderr)
         return 2
 
     async def main() -> None:
-        async with open_stdio() as transport:
+        async with open_stdio(claimed) as transport:
             await serve(
                 transport,
                 lambda: build_config(settings, trace),
@@ -126,6 +129,7 @@ def run(settings: BridgeSettings) -> int:
     except KeyboardInterrupt:
         return 130
     finally:
+        claimed.release()
         if trace:
             trace.close()
     return 0

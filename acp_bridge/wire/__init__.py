@@ -11,12 +11,13 @@ from acp_bridge.wire._framing import (
     NdjsonDecoder,
     encode,
 )
-from acp_bridge.wire._stdio import StdioTransport, open_stdio
+from acp_bridge.wire._stdio import ClaimedStdio, StdioTransport, open_stdio
 from acp_bridge.wire._transport import MemoryTransport, Transport, create_memory_pair
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "BadFrame",
+    "ClaimedStdio",
     "Decoded",
     "Frame",
     "MemoryTransport",

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-__all__ = ["StdioTransport", "open_stdio"]
+__all__ = ["ClaimedStdio", "StdioTransport", "open_stdio"]
 
 _READ_CHUNK = 256 * 1024
 
@@ -80,30 +80,54 @@ class StdioTransport:
                 os.set_blocking(fd, blocking)
 
 
+class ClaimedStdio:
+    """The protocol's private duplicates of fd 0 and fd 1, with fd 0/1 redirected away.
+
+    Claim it as early as possible (before configuration is loaded), so that nothing the
+    process does can reach the protocol's stdout; `release()` restores everything.
+    """
+
+    def __init__(self) -> None:
+        sys.stdout.flush()
+        self.read_fd = os.dup(0)
+        self.write_fd = os.dup(1)
+        self._saved = (sys.stdout, sys.stdin)
+        os.dup2(2, 1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        sys.stdout = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False),
+            encoding="utf-8",
+            errors="replace",
+            line_buffering=True,
+        )
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        self._released = False
+
+    def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        sys.stdout, sys.stdin = self._saved
+        os.dup2(self.write_fd, 1)
+        os.dup2(self.read_fd, 0)
+        os.close(self.write_fd)
+        os.close(self.read_fd)
+
+
 @contextlib.asynccontextmanager
-async def open_stdio() -> AsyncIterator[StdioTransport]:
-    """Claims stdin/stdout for the protocol for the duration of the block."""
-    sys.stdout.flush()
-    wire_in = os.dup(0)
-    wire_out = os.dup(1)
-    saved_stdout, saved_stdin = sys.stdout, sys.stdin
-    os.dup2(2, 1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.stdout = io.TextIOWrapper(
-        io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="replace", line_buffering=True
-    )
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    transport = StdioTransport(wire_in, wire_out)
+async def open_stdio(claimed: ClaimedStdio | None = None) -> AsyncIterator[StdioTransport]:
+    """Serves the protocol on stdin/stdout for the duration of the block.
+
+    Pass a `ClaimedStdio` taken earlier to keep it (it is released when the block ends).
+    """
+    claim = claimed or ClaimedStdio()
+    transport = StdioTransport(claim.read_fd, claim.write_fd)
     try:
         yield transport
     finally:
         await transport.aclose()
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        sys.stdout, sys.stdin = saved_stdout, saved_stdin
-        os.dup2(wire_out, 1)
-        os.dup2(wire_in, 0)
-        os.close(wire_out)
-        os.close(wire_in)
+        claim.release()
