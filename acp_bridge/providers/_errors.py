@@ -11,7 +11,7 @@ import enum
 
 from acp_bridge.errors import AcpBridgeError
 
-__all__ = ["FaultKind", "ModelStreamError", "Phase"]
+__all__ = ["FaultKind", "ModelStreamError", "Phase", "kind_for_status"]
 
 
 class Phase(enum.StrEnum):
@@ -93,3 +93,26 @@ class ModelStreamError(AcpBridgeError):
             f"ModelStreamError(kind={self.kind.value!r}, phase={self.phase.value!r}, "
             f"retryable={self.retryable}, status={self.status}, message={self.message!r})"
         )
+
+
+def kind_for_status(status: int) -> tuple[FaultKind, bool]:
+    """The fault and its retryability for an HTTP status alone (model-streams.md §4.1).
+
+    One table for every provider, the scripted one included, so a scripted 503 is
+    classified exactly like a real one.
+    """
+    if status in (401, 403):
+        return FaultKind.AUTH_FAILED, False
+    if status == 404:
+        return FaultKind.NOT_FOUND, False
+    if status in (400, 413, 422):
+        return FaultKind.BAD_REQUEST, False
+    if status == 402:
+        return FaultKind.QUOTA_EXHAUSTED, False
+    if status == 429:
+        return FaultKind.RATE_LIMITED, True
+    if status in (503, 529):
+        return FaultKind.OVERLOADED, True
+    if status in (408, 409, 499) or 500 <= status <= 599:
+        return FaultKind.SERVER_ERROR, True
+    return FaultKind.PROVIDER_ERROR, False

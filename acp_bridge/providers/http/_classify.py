@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
+from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase, kind_for_status
 
 __all__ = [
     "error_from_payload",
@@ -66,25 +66,6 @@ _KIND_BY_TYPE: Mapping[str, tuple[FaultKind, bool]] = {
     "billing_error": (FaultKind.QUOTA_EXHAUSTED, False),
     "insufficient_quota": (FaultKind.QUOTA_EXHAUSTED, False),
 }
-
-
-def kind_for_status(status: int) -> tuple[FaultKind, bool]:
-    """The fault and its retryability for an HTTP status alone (model-streams.md §4.1)."""
-    if status in (401, 403):
-        return FaultKind.AUTH_FAILED, False
-    if status == 404:
-        return FaultKind.NOT_FOUND, False
-    if status in (400, 413, 422):
-        return FaultKind.BAD_REQUEST, False
-    if status == 402:
-        return FaultKind.QUOTA_EXHAUSTED, False
-    if status == 429:
-        return FaultKind.RATE_LIMITED, True
-    if status in (503, 529):
-        return FaultKind.OVERLOADED, True
-    if status in (408, 409, 499) or 500 <= status <= 599:
-        return FaultKind.SERVER_ERROR, True
-    return FaultKind.PROVIDER_ERROR, False
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

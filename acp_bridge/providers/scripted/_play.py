@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
+from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase, kind_for_status
 from acp_bridge.providers._events import (
     Finish,
     FinishReason,
@@ -46,7 +46,6 @@ __all__ = [
     "PROMPT_PLACEHOLDER",
     "Pause",
     "PlayContext",
-    "classify_http_status",
     "play_attempt",
     "play_epilogue",
     "split_words",
@@ -103,28 +102,6 @@ def split_words(text: str) -> tuple[str, ...]:
         return (text,)
     # Whitespace before the first word is kept by the pattern; nothing is lost.
     return tuple(words)
-
-
-def classify_http_status(status: int) -> tuple[FaultKind, bool]:
-    """The fault kind and retryability a real adapter gives an HTTP error status.
-
-    SCRIPT-032: the same table as the HTTP providers (model-streams.md section 4.1).
-    """
-    if status in (401, 403):
-        return FaultKind.AUTH_FAILED, False
-    if status == 404:
-        return FaultKind.NOT_FOUND, False
-    if status in (400, 413, 422):
-        return FaultKind.BAD_REQUEST, False
-    if status == 402:
-        return FaultKind.QUOTA_EXHAUSTED, False
-    if status == 429:
-        return FaultKind.RATE_LIMITED, True
-    if status in (503, 529):
-        return FaultKind.OVERLOADED, True
-    if status in (408, 409, 499) or 500 <= status <= 599:
-        return FaultKind.SERVER_ERROR, True
-    return FaultKind.PROVIDER_ERROR, False
 
 
 def play_attempt(attempt: ScriptAttempt, ctx: PlayContext) -> Iterator[StreamEvent | Pause]:
@@ -223,7 +200,7 @@ def _tool_call(step: ToolCallStep, index: int, ctx: PlayContext) -> Iterator[Str
 
 
 def _http_error(step: HttpErrorStep, ctx: PlayContext, number: int) -> ModelStreamError:
-    kind, retryable = classify_http_status(step.status)
+    kind, retryable = kind_for_status(step.status)  # SCRIPT-032
     try:
         phrase = http.HTTPStatus(step.status).phrase
     except ValueError:
