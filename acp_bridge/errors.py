@@ -8,6 +8,7 @@
     │   ├── MethodNotFound      -32601
     │   ├── InvalidParams       -32602
     │   ├── InternalError       -32603
+    │   │   └── TurnFailed              turn: a model call kept failing (data says why)
     │   ├── RequestCancelled    -32800
     │   ├── AuthRequired        -32000
     │   └── ResourceNotFound    -32002
@@ -15,7 +16,9 @@
     │   │                               with an error, or went away
     │   └── PeerGone
     ├── ModelStreamError                providers: a model call failed (classified)
-    └── ToolError                       tools: a tool could not do what was asked
+    ├── ToolError                       tools: a tool could not do what was asked
+    ├── LedgerUnavailable               turn: the effect ledger cannot be opened or written
+    └── ScriptError                     providers.scripted: a script file is not valid
 
 The single place where exceptions become wire errors is `acp_bridge.jsonrpc.error_to_wire`.
 """
