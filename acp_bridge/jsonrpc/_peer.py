@@ -100,7 +100,7 @@ class JsonRpcPeer:
         self._decoder = NdjsonDecoder(max_line_bytes)
         self._trace = trace
         self._drain_timeout = drain_timeout
-        self._write_lock = anyio.Lock()
+        self._write_lock = anyio.Lock(fast_acquire=True)  # per-message hot path
         self._inflight: dict[RequestId, anyio.CancelScope] = {}
         self._pending: dict[RequestId, _Pending] = {}
         self._next_id = 0

@@ -58,18 +58,25 @@ class StdioTransport:
             return data
 
     async def send(self, data: bytes) -> None:
-        view = memoryview(data)
+        # The common case: the whole line fits in the pipe at once, no await needed.
+        written = self._write_some(data)
+        if written == len(data):
+            return
+        view = memoryview(data)[written:]
         # Shielded: a cancelled writer must never leave half a line on the wire.
         with anyio.CancelScope(shield=True):
             while view:
-                try:
-                    written = os.write(self._write_fd, view)
-                except BlockingIOError:
+                if self._write_pollable:  # a regular file cannot be polled; it never blocks long
                     await anyio.wait_writable(self._write_fd)
-                    continue
-                except (BrokenPipeError, ConnectionResetError) as exc:
-                    raise anyio.BrokenResourceError from exc
-                view = view[written:]
+                view = view[self._write_some(view) :]
+
+    def _write_some(self, data: bytes | memoryview) -> int:
+        try:
+            return os.write(self._write_fd, data)
+        except BlockingIOError:
+            return 0
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise anyio.BrokenResourceError from exc
 
     async def aclose(self) -> None:
         if self._closed:

@@ -145,12 +145,15 @@ class HttpTransport:
                 chunks = response.aiter_bytes()
                 semantic = False
                 while True:
-                    with anyio.CancelScope(
-                        deadline=math.inf if semantic else first_deadline
-                    ) as scope:
+                    if semantic:
+                        # The first-token clock has stopped; the read timeout is the idle
+                        # timeout. No scope per read: this is the per-chunk hot path.
                         chunk = await anext(chunks, None)
-                    if scope.cancelled_caught:
-                        raise self._first_token_timeout(phase)
+                    else:
+                        with anyio.CancelScope(deadline=first_deadline) as scope:
+                            chunk = await anext(chunks, None)
+                        if scope.cancelled_caught:
+                            raise self._first_token_timeout(phase)
                     items = sse.end() if chunk is None else sse.feed(chunk)
                     for item in items:
                         self._trace_item(item, attempt)
@@ -169,7 +172,7 @@ class HttpTransport:
             self._trace(
                 attempt,
                 type="provider_error",
-                kind=exc.kind.value,
+                fault=exc.kind.value,
                 phase=exc.phase.value,
                 retryable=exc.retryable,
                 status=exc.status,
