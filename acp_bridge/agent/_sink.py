@@ -1,15 +1,37 @@
-"""`TurnSink` over JSON-RPC: each turn update becomes one `session/update`, in order."""
+"""`TurnSink` over JSON-RPC: each turn update becomes one `session/update`, in order.
+
+Text and thought chunks are written behind the turn by a writer task, so the turn keeps
+reading the model while a line is on its way; chunks that pile up while the writer is busy
+(the editor reads slower than the model streams) are merged into one chunk of the same
+message, which an editor shows identically. Every other update (tool calls, a reset chunk)
+and every permission prompt first waits until the queued chunks are written, so the order
+on the wire is the order of the turn. Leaving `running()` writes everything still queued:
+the prompt response always comes after the turn's last update (AGENT-ORDER-001).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+import anyio
 
 from acp_bridge import protocol as acp
+from acp_bridge._json import JsonObject
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
 from acp_bridge.jsonrpc import JsonRpcPeer
-from acp_bridge.turn import PermissionDecision, PermissionOption, ToolCallShown, TurnUpdate
+from acp_bridge.turn import (
+    AgentText,
+    AgentThought,
+    PermissionDecision,
+    PermissionOption,
+    ToolCallShown,
+    TurnUpdate,
+)
 
-__all__ = ["PeerTurnSink", "send_session_update"]
+__all__ = ["ChunkBuffer", "PeerTurnSink", "chunk_params", "send_session_update"]
+
+_FLUSH_ON_EXIT = 30.0
 
 
 async def send_session_update(
@@ -20,19 +42,122 @@ async def send_session_update(
     await peer.notify("session/update", acp.to_wire(note))
 
 
+def chunk_params(session_id: str, chunk: AgentText | AgentThought) -> JsonObject:
+    """The `session/update` params of a chunk, built directly (the per-chunk hot path).
+
+    Equal to the pydantic path's output (a test holds them equal, and every test validates
+    the wire against the official schema).
+    """
+    kind = "agent_message_chunk" if isinstance(chunk, AgentText) else "agent_thought_chunk"
+    update: JsonObject = {
+        "sessionUpdate": kind,
+        "content": {"type": "text", "text": chunk.text},
+        "messageId": chunk.message_id,
+    }
+    if isinstance(chunk, AgentText) and chunk.reset is not None:
+        update["_meta"] = chunk.reset.to_meta()
+    return {"sessionId": session_id, "update": update}
+
+
+class ChunkBuffer:
+    """Queued chunks, consecutive ones of the same kind and message merged (sans-IO)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: list[tuple[type[AgentText | AgentThought], str, list[str]]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def add(self, chunk: AgentText | AgentThought) -> None:
+        kind = type(chunk)
+        if self._items and self._items[-1][:2] == (kind, chunk.message_id):
+            self._items[-1][2].append(chunk.text)
+        else:
+            self._items.append((kind, chunk.message_id, [chunk.text]))
+
+    def take(self) -> list[AgentText | AgentThought]:
+        items, self._items = self._items, []
+        return [kind(text="".join(parts), message_id=mid) for kind, mid, parts in items]
+
+
+def _queueable(update: TurnUpdate) -> bool:
+    # A reset chunk is written at once: the editor must drop partial output during back-off.
+    return isinstance(update, AgentThought) or (
+        isinstance(update, AgentText) and update.reset is None
+    )
+
+
 class PeerTurnSink:
-    """Sends a turn's updates and permission prompts for one session."""
+    """Sends one turn's updates and permission prompts for one session.
+
+    Use `async with sink.running():` around the turn; outside it every update is written
+    synchronously.
+    """
 
     def __init__(self, peer: JsonRpcPeer, session_id: str) -> None:
         self._peer = peer
         self._session_id = session_id
+        self._buffer = ChunkBuffer()
+        self._wake = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._writer_running = False
+
+    # -- the writer ----------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[PeerTurnSink]:
+        async with anyio.create_task_group() as tg:
+            await tg.start(self._writer)
+            try:
+                yield self
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_FLUSH_ON_EXIT):
+                    await self.flush()
+                self._writer_running = False
+                tg.cancel_scope.cancel()
+
+    async def _writer(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        self._writer_running = True
+        task_status.started()
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while self._buffer:
+                for chunk in self._buffer.take():
+                    await self._write_chunk(chunk)
+            self._idle.set()
+
+    async def flush(self) -> None:
+        """Returns once every queued chunk is on the wire."""
+        while self._buffer or not self._idle.is_set():
+            await self._idle.wait()
+
+    async def _write_chunk(self, chunk: AgentText | AgentThought) -> None:
+        await self._peer.notify("session/update", chunk_params(self._session_id, chunk))
+
+    # -- TurnSink ------------------------------------------------------------------------
 
     async def send_update(self, update: TurnUpdate) -> None:
-        await send_session_update(self._peer, self._session_id, update_model(update))
+        if self._writer_running and _queueable(update):
+            assert isinstance(update, AgentText | AgentThought)
+            self._buffer.add(update)
+            if self._idle.is_set():
+                self._idle = anyio.Event()
+            self._wake.set()
+            return
+        await self.flush()
+        if isinstance(update, AgentText | AgentThought):
+            await self._write_chunk(update)
+        else:
+            await send_session_update(self._peer, self._session_id, update_model(update))
 
     async def request_permission(
         self, call: ToolCallShown, options: Sequence[PermissionOption]
     ) -> PermissionDecision:
+        await self.flush()
         # When the turn is cancelled while we wait, the peer sends $/cancel_request for
         # this request and the cancellation propagates (acp-protocol: cancellation).
         request = acp.RequestPermissionRequest(

@@ -1,0 +1,48 @@
+"""The sink's hot path: chunk params built directly equal the pydantic path; merging is exact."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acp_bridge import protocol as acp
+from acp_bridge.agent._sink import ChunkBuffer, chunk_params
+from acp_bridge.agent._translate import update_model
+from acp_bridge.turn import AgentText, AgentThought, ResetMarker
+
+pytestmark = pytest.mark.requirement("AGENT-ORDER-001")
+
+chunks = st.one_of(
+    st.builds(
+        AgentText,
+        text=st.text(),
+        message_id=st.sampled_from(["m1", "m2"]),
+        reset=st.one_of(
+            st.none(), st.builds(ResetMarker, attempt=st.integers(2, 9), reason=st.text(min_size=1))
+        ),
+    ),
+    st.builds(AgentThought, text=st.text(), message_id=st.sampled_from(["m1", "t1"])),
+)
+
+
+@given(chunks)
+def test_direct_chunk_params_equal_the_model_path(chunk: AgentText | AgentThought) -> None:
+    slow = acp.to_wire(acp.SessionNotification(session_id="s", update=update_model(chunk)))
+    assert chunk_params("s", chunk) == slow
+
+
+@given(st.lists(chunks.filter(lambda c: not (isinstance(c, AgentText) and c.reset)), max_size=30))
+def test_merging_keeps_every_character_in_order_per_message(
+    items: list[AgentText | AgentThought],
+) -> None:
+    buffer = ChunkBuffer()
+    for item in items:
+        buffer.add(item)
+    merged = buffer.take()
+    assert not buffer
+    assert "".join(c.text for c in merged) == "".join(c.text for c in items)
+    # Neighbours never share kind and message: each merged chunk is a maximal run.
+    for left, right in zip(merged, merged[1:], strict=False):
+        assert (type(left), left.message_id) != (type(right), right.message_id)
+    assert len(merged) <= len(items)
