@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -43,6 +45,6 @@ def test_merging_keeps_every_character_in_order_per_message(
     assert not buffer
     assert "".join(c.text for c in merged) == "".join(c.text for c in items)
     # Neighbours never share kind and message: each merged chunk is a maximal run.
-    for left, right in zip(merged, merged[1:], strict=False):
+    for left, right in itertools.pairwise(merged):
         assert (type(left), left.message_id) != (type(right), right.message_id)
     assert len(merged) <= len(items)
