@@ -5,38 +5,52 @@ Ordering rules kept here (acp-protocol.md §2, acp-peers.md §7):
   (commands are sent in the response's follow-up);
 - every update of a turn is written before the `session/prompt` response (the sink awaits
   each write, and the response is written after `run_turn` returns);
+- `session/load` replays the stored history before it answers; `session/resume` replays
+  nothing; both send the commands after the response (spec/sessions.md);
 - `session/cancel` ends a turn with `stopReason: "cancelled"`, never an error; a cancel for
   an idle or unknown session is harmless.
+
+Sessions are durable (`acp_bridge.sessions`): each turn is journaled to the session store as
+it runs, and a session is owned by one connection at a time. `close()` releases them.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonValue
 from acp_bridge.agent._config import AgentConfig
+from acp_bridge.agent._durable import DurableSessions, session_record, store_errors
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._initialize import auth_methods, initialize
 from acp_bridge.agent._prompt import prompt_title, user_turn
+from acp_bridge.agent._replay import iso_time, mcp_record, replay_updates, session_info
+from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
 from acp_bridge.errors import AuthRequired, InvalidParams, InvalidRequest, MethodNotFound
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply
+from acp_bridge.sessions import (
+    SessionStore,
+    TurnRecorder,
+    TurnStart,
+    TurnState,
+    transcript,
+)
 from acp_bridge.tools import EditorCapabilities, Tool, ToolContext
 from acp_bridge.turn import (
     EffectLedger,
     SessionMode,
     StopReason,
     Turn,
+    TurnFailed,
     TurnRequest,
-    turn_id_for,
 )
 
 __all__ = ["Agent"]
@@ -48,13 +62,27 @@ MODEL_OPTION = "model"
 Handler = Callable[[JsonValue], Awaitable["JsonValue | Reply"]]
 
 
+def failed_note(reason: str) -> str:
+    """The closing text a replay shows for a turn that ended with an error."""
+    return f"This turn ended with an error: {reason}"
+
+
 class Agent:
     """Handles every ACP method of one connection (implements `jsonrpc.Handler`)."""
 
-    def __init__(self, config: AgentConfig, peer: JsonRpcPeer, ledger: EffectLedger) -> None:
+    def __init__(
+        self,
+        config: AgentConfig,
+        peer: JsonRpcPeer,
+        ledger: EffectLedger,
+        store: SessionStore | None = None,
+    ) -> None:
+        """`store`: the process's session store; None opens one in `config.state_dir` on
+        first need (then `close()` closes it)."""
         self._config = config
         self._peer = peer
         self._ledger = ledger
+        self._durable = DurableSessions(config.state_dir, store)
         self._sessions: dict[str, Session] = {}
         self._client_caps: acp.ClientCapabilities | None = None
         self._editor_caps = EditorCapabilities()
@@ -65,7 +93,20 @@ class Agent:
             "session/prompt": self.session_prompt,
             "session/set_mode": self.session_set_mode,
             "session/set_config_option": self.session_set_config_option,
+            "session/load": self.session_load,
+            "session/resume": self.session_resume,
+            "session/list": self.session_list,
+            "session/close": self.session_close,
+            "session/delete": self.session_delete,
         }
+
+    def close(self) -> None:
+        """Releases every session this connection owns (call when the connection ends)."""
+        for session in self._sessions.values():
+            session.closed = True
+            session.cancel()
+        self._durable.close(list(self._sessions))
+        self._sessions.clear()
 
     # -- jsonrpc.Handler -----------------------------------------------------------------
 
@@ -118,8 +159,17 @@ class Agent:
     def _session(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            raise InvalidParams(f"Unknown session: {session_id}", {"sessionId": session_id})
+            raise InvalidParams(
+                f"Unknown session: {session_id} (create it with session/new, or open a stored "
+                "one with session/load or session/resume)",
+                {"sessionId": session_id},
+            )
         return session
+
+    def _directories(self, cwd: str, additional: Sequence[str]) -> tuple[Path, tuple[Path, ...]]:
+        return self._absolute(cwd, "cwd"), tuple(
+            self._absolute(d, f"additionalDirectories.{i}") for i, d in enumerate(additional)
+        )
 
     @staticmethod
     def _absolute(path: str, field: str) -> Path:
@@ -129,34 +179,146 @@ class Agent:
 
     async def session_new(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.NewSessionRequest, params)
-        cwd = self._absolute(request.cwd, "cwd")
-        extra = tuple(
-            self._absolute(d, f"additionalDirectories.{i}")
-            for i, d in enumerate(request.additional_directories)
-        )
+        cwd, extra = self._directories(request.cwd, request.additional_directories)
         self._require_auth()
         session = Session(new_session_id(), cwd, extra, model=self._config.models[0])
+        session.mcp_servers = tuple(mcp_record(s) for s in request.mcp_servers)
+        with store_errors():  # durable before the editor hears of it (SESS-010)
+            self._durable.store.create(session_record(session), self._durable.owner)
         self._sessions[session.session_id] = session
         response = acp.NewSessionResponse(
             session_id=session.session_id,
             modes=self._modes(session),
             config_options=self._config_options(session),
         )
+        return Reply(acp.to_wire(response), self._announcer(session.session_id))
 
+    def _announcer(self, session_id: str) -> Callable[[], Awaitable[None]]:
         async def announce() -> None:
-            # Sent only after the session/new response is on the wire (clients hang otherwise).
+            # Sent only after the response is on the wire (clients hang otherwise).
             if self._config.commands:
                 commands = [
                     acp.AvailableCommand(name=c.name, description=c.description)
                     for c in self._config.commands
                 ]
                 await send_session_update(
-                    self._peer,
-                    session.session_id,
-                    acp.AvailableCommandsUpdate(available_commands=commands),
+                    self._peer, session_id, acp.AvailableCommandsUpdate(available_commands=commands)
                 )
 
-        return Reply(acp.to_wire(response), announce)
+        return announce
+
+    async def session_load(self, params: JsonValue) -> Reply:
+        request = acp.from_wire(acp.LoadSessionRequest, params)
+        session = await self._open(
+            request.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.mcp_servers,
+            replay=True,
+        )
+        response = acp.LoadSessionResponse(
+            modes=self._modes(session), config_options=self._config_options(session)
+        )
+        return Reply(acp.to_wire(response), self._announcer(session.session_id))
+
+    async def session_resume(self, params: JsonValue) -> Reply:
+        request = acp.from_wire(acp.ResumeSessionRequest, params)
+        session = await self._open(
+            request.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.mcp_servers,
+            replay=False,
+        )
+        response = acp.ResumeSessionResponse(
+            modes=self._modes(session), config_options=self._config_options(session)
+        )
+        return Reply(acp.to_wire(response), self._announcer(session.session_id))
+
+    async def _open(
+        self,
+        session_id: str,
+        cwd_text: str,
+        additional: Sequence[str],
+        mcp_servers: Sequence[acp.McpServer],
+        *,
+        replay: bool,
+    ) -> Session:
+        """Opens a stored session on this connection (`DurableSessions.open`) and, for
+        `session/load`, replays it before the response is written (SESS-031)."""
+        cwd, extra = self._directories(cwd_text, additional)
+        self._require_auth()
+        live = self._sessions.get(session_id)
+        if live is not None and (live.running is not None or not live.idle.is_set()):
+            raise InvalidRequest(
+                f"A prompt turn is running in session {session_id}; cancel it first",
+                {"sessionId": session_id},
+            )
+        with store_errors():
+            session, turns = self._durable.open(
+                session_id,
+                cwd,
+                extra,
+                tuple(mcp_record(s) for s in mcp_servers),
+                ledger=self._ledger,
+                live=live,
+                models=self._config.models,
+            )
+        try:
+            if replay:
+                for item in transcript(turns):
+                    for update in replay_updates(item):
+                        await send_session_update(self._peer, session_id, update)
+        except BaseException:
+            if live is None:  # never left claimed by a connection that does not serve it
+                self._durable.close([session_id], close_store=False)
+            raise
+        self._sessions[session_id] = session
+        return session
+
+    async def session_list(self, params: JsonValue) -> JsonValue:
+        request = acp.from_wire(acp.ListSessionsRequest, params)
+        cwd = None if request.cwd is None else str(self._absolute(request.cwd, "cwd"))
+        with store_errors():
+            try:
+                page = self._durable.store.list_sessions(cwd=cwd, cursor=request.cursor)
+            except ValueError:
+                raise InvalidParams(
+                    "cursor is not a nextCursor this agent gave out", {"field": "cursor"}
+                ) from None
+        sessions = [session_info(r) for r in page.sessions]
+        if page.next_cursor is None:  # absent, not null: no more pages
+            return acp.to_wire(acp.ListSessionsResponse(sessions=sessions))
+        response = acp.ListSessionsResponse(sessions=sessions, next_cursor=page.next_cursor)
+        return acp.to_wire(response)
+
+    async def session_close(self, params: JsonValue) -> JsonValue:
+        """Cancels the running turn as session/cancel would, waits until it is recorded,
+        then frees the session (idempotent: closing a session that is not open succeeds)."""
+        request = acp.from_wire(acp.CloseSessionRequest, params)
+        session = self._sessions.pop(request.session_id, None)
+        if session is not None:
+            await self._wind_down(session)
+            with store_errors():
+                self._durable.store.release(session.session_id, self._durable.owner)
+        return acp.to_wire(acp.CloseSessionResponse())
+
+    async def session_delete(self, params: JsonValue) -> JsonValue:
+        """Deletes a stored session (an unknown one succeeds silently); refused while
+        another connection has it open."""
+        request = acp.from_wire(acp.DeleteSessionRequest, params)
+        session = self._sessions.pop(request.session_id, None)
+        if session is not None:
+            await self._wind_down(session)  # still owned here, so nobody claims it meanwhile
+        with store_errors():
+            self._durable.store.delete(request.session_id, self._durable.owner)
+        return acp.to_wire(acp.DeleteSessionResponse())
+
+    async def _wind_down(self, session: Session, wait: float = 30.0) -> None:
+        session.closed = True
+        session.cancel()
+        with anyio.move_on_after(wait):  # the engine's own clean-up is bounded too
+            await session.idle.wait()
 
     def _modes(self, session: Session) -> acp.SessionModeState:
         return acp.SessionModeState(
@@ -191,6 +353,8 @@ class Agent:
             raise InvalidParams(
                 f"Unknown mode: {request.mode_id} (known: {known})", {"field": "modeId"}
             ) from None
+        with store_errors():
+            self._durable.store.update(session.session_id, mode=mode.value)
         session.mode = mode
 
         async def announce() -> None:
@@ -212,6 +376,8 @@ class Agent:
             raise InvalidParams(
                 f"Unknown model: {request.value} (offered: {known})", {"field": "value"}
             )
+        with store_errors():
+            self._durable.store.update(session.session_id, model=str(request.value))
         session.model = str(request.value)
         response = acp.SetSessionConfigOptionResponse(config_options=self._config_options(session))
         return acp.to_wire(response)
@@ -223,25 +389,41 @@ class Agent:
         session = self._session(request.session_id)
         prompt = user_turn(request.prompt)
         self._require_auth()
-        if session.running is not None:
+        if session.running is not None or not session.idle.is_set():
             raise InvalidRequest(
                 f"A prompt turn is already running in session {session.session_id}; "
                 "cancel it or wait for its response",
                 {"sessionId": session.session_id},
             )
-        session.turns += 1
-        turn_id = turn_id_for(session.session_id, session.turns)
-        offered = self._offered_tools(session)
+        store = self._durable.store
+        with store_errors():
+            # The turn and its prompt are durable before the model is called (SESS-010).
+            start = store.begin_turn(
+                session.session_id,
+                self._durable.owner,
+                [acp.to_wire(block) for block in request.prompt],
+                prompt,
+            )
+            if start.retry_of is not None:
+                # Sent again after it was interrupted: the same turn from its start (SESS-021).
+                history = store.history(session.session_id)
+                session.history = history[:-1]  # without the prompt just stored
+        session.turns = start.ordinal
+        recorder = TurnRecorder(
+            store, session.session_id, start, PeerTurnSink(self._peer, session.session_id)
+        )
         turn = TurnRequest(
-            turn_id=turn_id,
+            turn_id=start.turn_id,
+            id_prefix=start.id_prefix,
             session_id=session.session_id,
             history=session.history,
             prompt=prompt,
             provider=self._config.provider,
             model=session.model,
-            tools=offered,
+            tools=self._offered_tools(session),
             make_context=lambda: self._tool_context(session),
-            sink=PeerTurnSink(self._peer, session.session_id),
+            sink=recorder,
+            journal=recorder,
             ledger=self._ledger,
             permissions=session.permissions,
             mode=session.mode,
@@ -251,53 +433,60 @@ class Agent:
         )
         started = time.monotonic()
         engine = Turn(turn)
-        with anyio.CancelScope() as scope:
-            session.running = scope
-            try:
-                result = await engine.run()
-            finally:
-                session.running = None
-        if scope.cancelled_caught:
-            # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
-            result = engine.result(StopReason.CANCELLED)
+        session.idle = anyio.Event()
+        try:
+            with anyio.CancelScope() as scope, store_errors():
+                session.running = scope
+                try:
+                    result = await engine.run()
+                finally:
+                    session.running = None
+            if scope.cancelled_caught:
+                # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
+                result = engine.result(StopReason.CANCELLED)
+            self._end_turn(session, start, TurnState.COMPLETED, result.stop_reason.value)
+        except TurnFailed as error:
+            self._end_turn(session, start, TurnState.FAILED, note=failed_note(error.message))
+            raise
+        except Exception:
+            self._end_turn(session, start, TurnState.FAILED, note=failed_note("internal error"))
+            raise
+        finally:
+            session.idle.set()
         stop = result.stop_reason.value
-        meta: dict[str, Any] = {
-            "turnId": turn_id,
-            "modelCalls": result.model_calls,
-            "retries": result.retries,
-            "billedAttempts": result.billed_attempts,
-            "attempts": [
-                {
-                    "modelCall": a.model_call,
-                    "attempt": a.attempt,
-                    "state": a.state.value,
-                    "reason": a.reason,
-                    "billed": a.billed,
-                }
-                for a in result.attempts
-            ],
-            "effects": [
-                {
-                    "toolCallId": run.tool_call_id,
-                    "tool": run.name,
-                    "status": run.status.value,
-                    "effectKey": run.effect_key,
-                    "ran": run.ran,
-                    "reused": run.reused,
-                    "asked": run.asked,
-                }
-                for run in result.tool_runs
-            ],
-        }
-        session.updated_at = time.time()
-        _log.info("turn %s ended: %s in %.3fs", turn_id, stop, time.monotonic() - started)
-        first_turn = session.title is None
-        if first_turn:
-            session.title = prompt_title(prompt)
+        _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
+        if session.title is None and not session.closed:
+            await self._announce_title(session, prompt_title(prompt))
         response = acp.PromptResponse(
-            stop_reason=acp.StopReason(stop), field_meta={"acpBridge": meta}
+            stop_reason=acp.StopReason(stop),
+            field_meta={"acpBridge": turn_report(start, result)},
         )
         return Reply(acp.to_wire(response))
+
+    def _end_turn(
+        self,
+        session: Session,
+        start: TurnStart,
+        state: TurnState,
+        stop_reason: str | None = None,
+        *,
+        note: str | None = None,
+    ) -> None:
+        session.updated_at = time.time()
+        try:
+            self._durable.store.end_turn(
+                session.session_id, start.seq, state, stop_reason=stop_reason, note=note
+            )
+        except Exception:  # never mask the turn's own outcome; a later load settles it
+            _log.exception("could not record the end of turn %s", start.turn_id)
+
+    async def _announce_title(self, session: Session, title: str) -> None:
+        """SESS-033: the title, once the first turn completed, before its response."""
+        session.title = title
+        with store_errors():
+            self._durable.store.update(session.session_id, title=title)
+        update = acp.SessionInfoUpdate(title=title, updated_at=iso_time(session.updated_at))
+        await send_session_update(self._peer, session.session_id, update)
 
     def _offered_tools(self, session: Session) -> dict[str, Tool]:
         registry = self._config.tools

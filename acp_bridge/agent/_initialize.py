@@ -43,8 +43,16 @@ def initialize_result(missing_key_vars: tuple[str, ...]) -> JsonObject:
     return {
         "protocolVersion": SUPPORTED_VERSION,
         "agentCapabilities": {
-            "loadSession": False,
+            # Durable sessions (spec/sessions.md, SESS-040): exactly what is implemented.
+            "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "sessionCapabilities": {
+                "list": {},
+                "resume": {},
+                "close": {},
+                "delete": {},
+                "additionalDirectories": {},
+            },
         },
         "authMethods": auth_methods(missing_key_vars),  # type: ignore[dict-item]
         "agentInfo": {"name": "acp-bridge", "title": "acp-bridge", "version": __version__},

@@ -1,4 +1,9 @@
-"""A live ACP session: where it works, how it asks, what it remembers, what runs now."""
+"""A live ACP session: where it works, how it asks, what it remembers, what runs now.
+
+Its durable twin is the session store's record (`acp_bridge.sessions`); this object holds
+what only the live connection has: the running turn's cancel scope and the permission
+memory ("always" answers last as long as the session is open on this connection: SESS-032).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 
 import anyio
 
+from acp_bridge._json import JsonObject
 from acp_bridge.providers import Message
 from acp_bridge.turn import PermissionMemory, SessionMode
 
@@ -25,6 +31,8 @@ class Session:
 
     `history` holds only completed material (the turn engine guarantees it); `turns` is the
     ordinal of the last turn, from which turn ids (and so effect keys) are derived.
+    `mcp_servers` is what the editor passed, recorded without secrets (never run yet).
+    `idle` is set while no turn runs; a turn clears it until its end is recorded.
     """
 
     session_id: str
@@ -37,7 +45,13 @@ class Session:
     turns: int = 0
     title: str | None = None
     updated_at: float = field(default_factory=time.time)
+    mcp_servers: tuple[JsonObject, ...] = ()
     running: anyio.CancelScope | None = None
+    idle: anyio.Event = field(default_factory=anyio.Event)
+    closed: bool = False
+
+    def __post_init__(self) -> None:
+        self.idle.set()
 
     @property
     def roots(self) -> tuple[Path, ...]:

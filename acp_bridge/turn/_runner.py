@@ -18,11 +18,13 @@ import logging
 import random as _random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 import anyio.lowlevel
 
 from acp_bridge.providers import (
+    AssistantTurn,
     FaultKind,
     FinishReason,
     Message,
@@ -53,6 +55,7 @@ __all__ = [
     "AttemptReport",
     "StopReason",
     "Turn",
+    "TurnJournal",
     "TurnRequest",
     "TurnResult",
     "run_turn",
@@ -84,6 +87,42 @@ def turn_id_for(session_id: str, ordinal: int) -> str:
     return f"{session_id}-turn{ordinal}"
 
 
+class TurnJournal(Protocol):
+    """The durable record of a turn as it progresses (the session store implements it).
+
+    Each method is called synchronously when the engine commits to that step and must be
+    durable when it returns; an exception propagates and ends the turn before the next step,
+    so a tool never runs unless its start was journaled. The prompt is the caller's to record
+    before `Turn.run` (the engine appends it to history first thing). The default journal
+    records nothing.
+
+    - `model_call_kept(model_call, attempt, message)`: a completed attempt's `AssistantTurn`
+      entered history, before any of its tool calls is shown (abandoned attempts never do).
+    - `tool_results_kept(message)`: a round's `ToolResults` entered history (also on the way
+      out of a cancelled or failed turn, paired with every call of the round).
+    - `tool_call_starting(tool_call_id, effect_key)`: a shown call is about to run: before its
+      effect key (None for a tool without side effects) is recorded `started` in the ledger
+      and before its `in_progress` update.
+    """
+
+    def model_call_kept(self, model_call: int, attempt: int, message: AssistantTurn) -> None: ...
+
+    def tool_results_kept(self, message: ToolResults) -> None: ...
+
+    def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None: ...
+
+
+class _NoJournal:
+    def model_call_kept(self, model_call: int, attempt: int, message: AssistantTurn) -> None:
+        pass
+
+    def tool_results_kept(self, message: ToolResults) -> None:
+        pass
+
+    def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
+        pass
+
+
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
     """Everything one prompt turn needs.
@@ -94,7 +133,8 @@ class TurnRequest:
     tool of the session; the engine itself offers only those the `mode` allows (TURN-005)
     and refuses calls to the others. `id_prefix` (default `turn_id`) prefixes message and
     tool call ids: pass a fresh one when the same turn id is run again after a restart, so
-    editor-side ids never collide with the interrupted run's.
+    editor-side ids never collide with the interrupted run's. `journal` (default: none)
+    records the turn durably as it progresses (`TurnJournal`).
     """
 
     turn_id: str
@@ -113,6 +153,7 @@ class TurnRequest:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     max_model_calls: int = 32
     id_prefix: str | None = None
+    journal: TurnJournal | None = None
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
     random: Callable[[], float] = _random.random
     cleanup_timeout: float = 5.0
@@ -165,6 +206,7 @@ class Turn:
         self.model_calls: list[ModelCall] = []
         self.retries = 0
         self._seq = itertools.count(1)
+        self.journal: TurnJournal = request.journal or _NoJournal()
         self.gate = PermissionGate(request.sink, request.permissions, request.mode)
         self.batch = ToolCallBatch(
             turn_id=request.turn_id,
@@ -175,6 +217,7 @@ class Turn:
             sink=request.sink,
             ledger=request.ledger,
             gate=self.gate,
+            before_run=self.journal.tool_call_starting,
         )
         self.specs = tuple(
             ToolSpec(t.name, t.description, t.parameters)
@@ -216,7 +259,6 @@ class Turn:
     # -- the tool loop -------------------------------------------------------------------
 
     async def _loop(self) -> StopReason:
-        history = self.request.history
         while True:
             if len(self.model_calls) >= self.request.max_model_calls:
                 return StopReason.MAX_TURN_REQUESTS
@@ -224,19 +266,20 @@ class Turn:
             assert attempt.finish is not None
             reason = attempt.finish.reason
             if reason in _FILTERED:
-                history.append(attempt.to_assistant_turn(with_tool_calls=False))
+                self._keep(attempt, attempt.to_assistant_turn(with_tool_calls=False))
                 return StopReason.REFUSAL
             if reason is FinishReason.LENGTH:
-                history.append(attempt.to_assistant_turn(with_tool_calls=False))
+                self._keep(attempt, attempt.to_assistant_turn(with_tool_calls=False))
                 return StopReason.MAX_TOKENS
             calls = attempt.tool_calls
-            history.append(attempt.to_assistant_turn())
+            self._keep(attempt, attempt.to_assistant_turn())
             if not calls:
                 return StopReason.END_TURN
             self._awaiting = calls
             proceed = await self.batch.handle(calls)  # TURN-002: after the finish only
-            history.append(self._paired(calls))
-            self._awaiting = None
+            results = self._paired(calls)
+            self._awaiting = None  # before journaling: a failing journal must not pair twice
+            self._keep_results(results)
             if not proceed:
                 return StopReason.CANCELLED
 
@@ -331,6 +374,15 @@ class Turn:
         if attempt.state is AttemptState.OPEN:
             raise ModelStreamError(FaultKind.INCOMPLETE_STREAM, "the stream ended without a finish")
 
+    def _keep(self, attempt: Attempt, message: AssistantTurn) -> None:
+        """A completed attempt's record enters history, and the journal (TURN-006)."""
+        self.request.history.append(message)
+        self.journal.model_call_kept(attempt.model_call, attempt.number, message)
+
+    def _keep_results(self, message: ToolResults) -> None:
+        self.request.history.append(message)
+        self.journal.tool_results_kept(message)
+
     # -- endings ---------------------------------------------------------------------------
 
     def _paired(self, calls: Sequence[ToolCall]) -> ToolResults:
@@ -349,8 +401,13 @@ class Turn:
                 if attempt.state is AttemptState.OPEN:
                     attempt.abandon("cancelled")
         if self._awaiting is not None:
-            self.request.history.append(self._paired(self._awaiting))
+            results = self._paired(self._awaiting)
             self._awaiting = None
+            self.request.history.append(results)
+            try:
+                self.journal.tool_results_kept(results)
+            except Exception:  # never mask why the turn is ending
+                logger.exception("could not journal the results of the interrupted round")
         cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
         message = "Cancelled." if cancelled else "The turn ended before this tool call finished."
         with anyio.move_on_after(self.request.cleanup_timeout, shield=True):

@@ -63,7 +63,10 @@ class ToolCallBatch:
         sink: TurnSink,
         ledger: EffectLedger,
         gate: PermissionGate,
+        before_run: Callable[[str, str | None], None] | None = None,
     ) -> None:
+        """`before_run(tool_call_id, effect_key)` is the turn journal's hook: called just
+        before a call runs, ahead of its ledger `started` record (see `TurnJournal`)."""
         self.turn_id = turn_id
         self.id_prefix = id_prefix
         self.session_id = session_id
@@ -72,6 +75,7 @@ class ToolCallBatch:
         self.sink = sink
         self.ledger = ledger
         self.gate = gate
+        self.before_run = before_run
         self.steps = EffectSteps()
         self.runs: list[ToolRun] = []
         self.open: list[str] = []  # shown, not yet completed/failed (cancellation cleanup)
@@ -181,6 +185,8 @@ class ToolCallBatch:
         context = dataclasses.replace(
             context, effect_key=None if key is None else str(key), report=report
         )
+        if self.before_run is not None:
+            self.before_run(tool_call_id, context.effect_key)  # journaled before it can run
         if key is not None:
             try:  # durable before the effect can happen (EFFECT-007)
                 self.ledger.record_started(

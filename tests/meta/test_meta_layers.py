@@ -19,7 +19,8 @@ ALLOWED: dict[str, set[str]] = {
     "providers": set(),
     "tools": {"providers"},
     "turn": {"providers", "tools"},
-    "agent": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn"},
+    "sessions": {"providers", "tools", "turn"},
+    "agent": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions"},
     "client": {"wire", "jsonrpc", "protocol"},
     "cli": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "agent", "client"},
 }

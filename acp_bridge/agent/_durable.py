@@ -1,0 +1,166 @@
+"""The agent's side of durable sessions: the store per connection, its errors on the wire.
+
+`DurableSessions` opens the session store on first need (so `initialize` never waits for
+SQLite), owns it when the composition root did not pass one, and holds this connection's
+`Owner` identity. `store_errors` is the one place where store failures become JSON-RPC
+errors (spec/sessions.md, SESS-050):
+
+- an unknown session id: `-32002` (resource not found), `data: {"sessionId"}`;
+- a session open in another live connection: `-32603`, `data: {"reason": "session_in_use",
+  "sessionId", "ownerPid"}`;
+- the store unusable: `-32603`, `data: {"reason": "session_store_unavailable"}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from acp_bridge._json import JsonObject
+from acp_bridge.agent._session import Session
+from acp_bridge.errors import InternalError, ResourceNotFound
+from acp_bridge.sessions import (
+    Owner,
+    SessionInUse,
+    SessionNotFound,
+    SessionRecord,
+    SessionStore,
+    SessionStoreError,
+    StoredTurn,
+    recover_session,
+)
+from acp_bridge.turn import EffectLedger, SessionMode
+
+__all__ = ["DurableSessions", "session_record", "store_errors"]
+
+_log = logging.getLogger("acp_bridge.agent")
+
+
+@contextlib.contextmanager
+def store_errors() -> Iterator[None]:
+    """Turns session-store failures into precise JSON-RPC errors (SESS-050)."""
+    try:
+        yield
+    except SessionNotFound as error:
+        raise ResourceNotFound(
+            f"Unknown session: {error.session_id}", {"sessionId": error.session_id}
+        ) from error
+    except SessionInUse as error:
+        raise InternalError(
+            f"{error}. Close it there first, or start a new session.",
+            {
+                "reason": "session_in_use",
+                "sessionId": error.session_id,
+                "ownerPid": error.owner_pid,
+            },
+        ) from error
+    except SessionStoreError as error:
+        _log.error("session store: %s", error)
+        raise InternalError(
+            f"The session store is unavailable: {error}",
+            {"reason": "session_store_unavailable"},
+        ) from error
+
+
+def session_record(session: Session, *, created_at: float | None = None) -> SessionRecord:
+    now = time.time()
+    return SessionRecord(
+        session_id=session.session_id,
+        cwd=str(session.cwd),
+        additional_directories=tuple(str(d) for d in session.additional_directories),
+        mode=session.mode.value,
+        model=session.model,
+        title=session.title,
+        created_at=created_at or now,
+        updated_at=session.updated_at,
+        mcp_servers=session.mcp_servers,
+    )
+
+
+class DurableSessions:
+    """The session store as one connection uses it."""
+
+    def __init__(self, state_dir: Path, store: SessionStore | None) -> None:
+        self._state_dir = state_dir
+        self._store = store
+        self._owns_store = store is None
+        self.owner = Owner()
+
+    @property
+    def store(self) -> SessionStore:
+        """The store, opened on first use (raises `SessionStoreError`)."""
+        if self._store is None:
+            self._store = SessionStore(self._state_dir)
+        return self._store
+
+    def close(self, session_ids: Sequence[str], *, close_store: bool = True) -> None:
+        """Releases these sessions; closes the store too if it opened it."""
+        if self._store is None:
+            return
+        for session_id in session_ids:
+            try:
+                self._store.release(session_id, self.owner)
+            except SessionStoreError:
+                _log.exception("could not release session %s", session_id)
+        if close_store and self._owns_store:
+            self._store.close()
+            self._store = None
+
+    def open(
+        self,
+        session_id: str,
+        cwd: Path,
+        additional_directories: tuple[Path, ...],
+        mcp_servers: tuple[JsonObject, ...],
+        *,
+        ledger: EffectLedger,
+        live: Session | None,
+        models: Sequence[str],
+    ) -> tuple[Session, list[StoredTurn]]:
+        """Claims a stored session for this connection, settles the turns a stopped bridge
+        left running (SESS-020), takes the request's directories and MCP servers, and
+        returns the live session (`live` when it is already open here) with every turn.
+
+        The "always" permission answers are not restored: they last as long as the session
+        is open on one connection (SESS-032). Raises the store's errors.
+        """
+        store = self.store
+        record = store.claim(session_id, self.owner)
+        try:
+            recover_session(store, session_id, ledger)
+            store.update(
+                session_id,
+                cwd=str(cwd),
+                additional_directories=[str(d) for d in additional_directories],
+                mcp_servers=mcp_servers,
+            )
+            turns = store.turns(session_id)
+            session = live or _restored(record, models)
+            session.history = store.history(session_id)
+        except BaseException:
+            if live is None:
+                self.close([session_id], close_store=False)
+            raise
+        session.cwd, session.additional_directories = cwd, additional_directories
+        session.mcp_servers = mcp_servers
+        session.turns = max((t.ordinal for t in turns), default=0)
+        return session, turns
+
+
+def _restored(record: SessionRecord, models: Sequence[str]) -> Session:
+    try:
+        mode = SessionMode(record.mode)
+    except ValueError:
+        mode = SessionMode.ASK
+    return Session(
+        record.session_id,
+        Path(record.cwd),
+        (),
+        model=record.model if record.model in models else models[0],
+        mode=mode,
+        title=record.title,
+        updated_at=record.updated_at,
+    )

@@ -1,0 +1,79 @@
+"""Session records -> ACP wire models: the `session/load` replay and `session/list` entries.
+
+One `session/update` per transcript item (`acp_bridge.sessions.transcript`): the prompt's
+blocks as `user_message_chunk`s, shown text and thoughts as `agent_message_chunk` /
+`agent_thought_chunk` under the message ids they had, each tool call as one `tool_call` in its
+final state. Embedded terminals are left out of a replay: they belonged to the editor's
+terminals of the earlier connection, which no longer exist (the same rule as a reused
+effect's outcome).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from acp_bridge import protocol as acp
+from acp_bridge._json import JsonObject
+from acp_bridge.agent._translate import _content, _location, update_model
+from acp_bridge.sessions import PromptShown, ReplayItem, SessionRecord, StoredToolCall
+from acp_bridge.tools import TerminalContent
+
+__all__ = ["iso_time", "mcp_record", "replay_updates", "session_info"]
+
+
+def iso_time(timestamp: float) -> str:
+    """ISO 8601 in UTC with milliseconds, as `updatedAt` is sent."""
+    moment = datetime.datetime.fromtimestamp(timestamp, datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def session_info(record: SessionRecord) -> acp.SessionInfo:
+    fields: dict[str, Any] = {
+        "session_id": record.session_id,
+        "cwd": record.cwd,
+        "updated_at": iso_time(record.updated_at),
+    }
+    if record.additional_directories:
+        fields["additional_directories"] = list(record.additional_directories)
+    if record.title is not None:
+        fields["title"] = record.title
+    return acp.SessionInfo(**fields)
+
+
+def mcp_record(server: acp.McpServer) -> JsonObject:
+    """What is recorded of an MCP server the editor passed: never its env or headers,
+    which may hold secrets."""
+    if isinstance(server, acp.McpServerStdio):
+        return {"name": server.name, "type": "stdio", "command": server.command}
+    return {"name": server.name, "type": server.type, "url": server.url}
+
+
+def _tool_call(call: StoredToolCall) -> acp.ToolCall:
+    fields: dict[str, Any] = {
+        "tool_call_id": call.tool_call_id,
+        "title": call.title,
+        "kind": acp.ToolKind(call.kind.value),
+        "status": acp.ToolCallStatus(call.status.value),
+        "content": [_content(c) for c in call.content if not isinstance(c, TerminalContent)],
+        "locations": [_location(loc) for loc in call.locations],
+    }
+    if call.raw_input is not None:
+        fields["raw_input"] = call.raw_input
+    if call.raw_output is not None:
+        fields["raw_output"] = call.raw_output
+    return acp.ToolCall(**fields)
+
+
+def replay_updates(item: ReplayItem) -> list[acp.SessionUpdate]:
+    """The session updates that replay one transcript item."""
+    if isinstance(item, PromptShown):
+        return [
+            acp.UserMessageChunk(
+                content=acp.from_wire(acp.CONTENT_BLOCK, block), message_id=item.message_id
+            )
+            for block in item.blocks
+        ]
+    if isinstance(item, StoredToolCall):
+        return [_tool_call(item)]
+    return [update_model(item)]

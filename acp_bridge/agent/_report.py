@@ -1,0 +1,49 @@
+"""The prompt response's `_meta.acpBridge`: what a turn cost and which effects ran.
+
+`turnId` is the stable turn id (a turn sent again after a crash keeps it: SESS-021);
+`idPrefix` prefixes this run's message and tool-call ids; `rerun` says that this run ran
+again an interrupted or failed turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_bridge.sessions import TurnStart
+from acp_bridge.turn import TurnResult
+
+__all__ = ["turn_report"]
+
+
+def turn_report(start: TurnStart, result: TurnResult) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "turnId": start.turn_id,
+        "idPrefix": start.id_prefix,
+        "rerun": start.retry_of is not None,
+        "modelCalls": result.model_calls,
+        "retries": result.retries,
+        "billedAttempts": result.billed_attempts,
+        "attempts": [
+            {
+                "modelCall": a.model_call,
+                "attempt": a.attempt,
+                "state": a.state.value,
+                "reason": a.reason,
+                "billed": a.billed,
+            }
+            for a in result.attempts
+        ],
+        "effects": [
+            {
+                "toolCallId": run.tool_call_id,
+                "tool": run.name,
+                "status": run.status.value,
+                "effectKey": run.effect_key,
+                "ran": run.ran,
+                "reused": run.reused,
+                "asked": run.asked,
+            }
+            for run in result.tool_runs
+        ],
+    }
+    return report

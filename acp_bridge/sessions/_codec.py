@@ -1,0 +1,158 @@
+"""JSON forms of what the store keeps: the provider conversation and what tool calls showed.
+
+Every record round-trips exactly: `message_from_json(message_to_json(m)) == m` for each
+`UserTurn`, `AssistantTurn` (thoughts with their signatures and redacted data, tool calls with
+their arguments and provider metadata) and `ToolResults`; the same for tool-call content and
+locations. Keys are camelCase like the rest of the bridge's stored JSON (the effect ledger).
+The JSON text is compact UTF-8 (`dumps`), the form stored in SQLite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.providers import (
+    AssistantTurn,
+    Message,
+    Thought,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    UserTurn,
+)
+from acp_bridge.tools import DiffContent, Location, TerminalContent, TextContent, ToolContent
+
+__all__ = [
+    "content_from_json",
+    "content_to_json",
+    "dumps",
+    "locations_from_json",
+    "locations_to_json",
+    "message_from_json",
+    "message_to_json",
+]
+
+
+def dumps(value: object) -> str:
+    """Compact JSON text, non-ASCII kept (SQLite stores UTF-8)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- the conversation --------------------------------------------------------------------
+
+
+def message_to_json(message: Message) -> JsonObject:
+    if isinstance(message, UserTurn):
+        return {"type": "user", "parts": list(message.parts)}
+    if isinstance(message, AssistantTurn):
+        return {
+            "type": "assistant",
+            "text": message.text,
+            "thoughts": [_thought_to_json(t) for t in message.thoughts],
+            "toolCalls": [_call_to_json(c) for c in message.tool_calls],
+        }
+    return {
+        "type": "toolResults",
+        "results": [
+            {"callId": r.call_id, "name": r.name, "output": r.output, "isError": r.is_error}
+            for r in message.results
+        ],
+    }
+
+
+def message_from_json(data: Any) -> Message:
+    kind = data["type"]
+    if kind == "user":
+        return UserTurn(tuple(str(p) for p in data["parts"]))
+    if kind == "assistant":
+        return AssistantTurn(
+            text=str(data["text"]),
+            thoughts=tuple(_thought_from_json(t) for t in data["thoughts"]),
+            tool_calls=tuple(_call_from_json(c) for c in data["toolCalls"]),
+        )
+    if kind == "toolResults":
+        return ToolResults(
+            tuple(
+                ToolResult(str(r["callId"]), str(r["name"]), str(r["output"]), bool(r["isError"]))
+                for r in data["results"]
+            )
+        )
+    raise ValueError(f"unknown stored message type {kind!r}")
+
+
+def _thought_to_json(thought: Thought) -> JsonObject:
+    return {
+        "text": thought.text,
+        "signature": thought.signature,
+        "redactedData": thought.redacted_data,
+    }
+
+
+def _thought_from_json(data: Any) -> Thought:
+    return Thought(str(data["text"]), data.get("signature"), data.get("redactedData"))
+
+
+def _call_to_json(call: ToolCall) -> JsonObject:
+    return {
+        "callId": call.call_id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "providerMeta": dict(call.provider_meta),
+    }
+
+
+def _call_from_json(data: Any) -> ToolCall:
+    return ToolCall(
+        str(data["callId"]),
+        str(data["name"]),
+        dict(data["arguments"]),
+        dict(data.get("providerMeta") or {}),
+    )
+
+
+# -- what a tool call showed ---------------------------------------------------------------
+
+
+def content_to_json(content: Iterable[ToolContent]) -> list[JsonValue]:
+    out: list[JsonValue] = []
+    for item in content:
+        if isinstance(item, TextContent):
+            out.append({"type": "text", "text": item.text})
+        elif isinstance(item, DiffContent):
+            out.append(
+                {
+                    "type": "diff",
+                    "path": item.path,
+                    "newText": item.new_text,
+                    "oldText": item.old_text,
+                }
+            )
+        else:
+            out.append({"type": "terminal", "terminalId": item.terminal_id})
+    return out
+
+
+def content_from_json(data: Any) -> tuple[ToolContent, ...]:
+    out: list[ToolContent] = []
+    for item in data:
+        kind = item["type"]
+        if kind == "text":
+            out.append(TextContent(str(item["text"])))
+        elif kind == "diff":
+            out.append(DiffContent(str(item["path"]), str(item["newText"]), item.get("oldText")))
+        elif kind == "terminal":
+            out.append(TerminalContent(str(item["terminalId"])))
+        else:
+            raise ValueError(f"unknown stored tool content type {kind!r}")
+    return tuple(out)
+
+
+def locations_to_json(locations: Iterable[Location]) -> list[JsonValue]:
+    return [{"path": loc.path, "line": loc.line} for loc in locations]
+
+
+def locations_from_json(data: Any) -> tuple[Location, ...]:
+    return tuple(Location(str(item["path"]), item.get("line")) for item in data)

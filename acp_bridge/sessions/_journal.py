@@ -1,0 +1,131 @@
+"""Recording a running turn: the engine's `TurnSink` and `TurnJournal`, backed by the store.
+
+`TurnRecorder` sits between the turn engine and the editor's sink. Every tool-call update is
+written to the store before it is forwarded, so a call is durably `pending` before it can be
+approved and durably about to run (with its effect key) before it runs (SESS-011). Message and
+thought chunks are only buffered: when the engine keeps an attempt (`model_call_kept`), the
+chunks of that attempt become the model call's display segments, written with its
+`AssistantTurn` in one statement; an abandoned attempt's chunks are dropped with it (SESS-010).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from acp_bridge.providers import AssistantTurn, ToolResults
+from acp_bridge.sessions._records import DisplaySegment, StoredModelCall, StoredToolCall, TurnStart
+from acp_bridge.sessions._store import SessionStore
+from acp_bridge.turn import (
+    AgentText,
+    AgentThought,
+    PermissionDecision,
+    PermissionOption,
+    ToolCallChanged,
+    ToolCallShown,
+    TurnSink,
+    TurnUpdate,
+    message_id,
+    thought_id,
+)
+
+__all__ = ["TurnRecorder"]
+
+
+class TurnRecorder:
+    """Records one turn as it runs (implements `TurnSink` and `TurnJournal`)."""
+
+    def __init__(
+        self, store: SessionStore, session_id: str, start: TurnStart, sink: TurnSink
+    ) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._start = start
+        self._sink = sink
+        self._chunks: list[tuple[str, str, str]] = []  # (kind, message id, text), in order
+        self._calls: dict[str, StoredToolCall] = {}
+        self._model_call = 0  # the model call whose attempt was kept last
+
+    # -- TurnSink --------------------------------------------------------------------------
+
+    async def send_update(self, update: TurnUpdate) -> None:
+        if isinstance(update, AgentText | AgentThought):
+            if update.text:  # a reset marker carries no text and is never replayed
+                kind = "text" if isinstance(update, AgentText) else "thought"
+                self._chunks.append((kind, update.message_id, update.text))
+        elif isinstance(update, ToolCallShown):
+            self._save(
+                StoredToolCall(
+                    tool_call_id=update.tool_call_id,
+                    model_call=self._model_call,
+                    position=len(self._calls) + 1,
+                    title=update.title,
+                    kind=update.kind,
+                    status=update.status,
+                    content=update.content,
+                    locations=update.locations,
+                    raw_input=update.raw_input,
+                )
+            )
+        else:
+            self._changed(update)
+        await self._sink.send_update(update)  # after it is durable
+
+    async def request_permission(
+        self, call: ToolCallShown, options: Sequence[PermissionOption]
+    ) -> PermissionDecision:
+        return await self._sink.request_permission(call, options)
+
+    # -- TurnJournal -----------------------------------------------------------------------
+
+    def model_call_kept(self, model_call: int, attempt: int, message: AssistantTurn) -> None:
+        prefix = self._start.id_prefix
+        kept = {message_id(prefix, model_call, attempt), thought_id(prefix, model_call, attempt)}
+        segments: list[DisplaySegment] = []
+        run: list[str] = []
+        current: tuple[str, str] | None = None
+        for kind, chunk_id, text in self._chunks:
+            if chunk_id not in kept:
+                continue  # an abandoned attempt's chunk
+            if (kind, chunk_id) != current:
+                if current is not None:
+                    segments.append(DisplaySegment(current[0], current[1], "".join(run)))
+                current, run = (kind, chunk_id), []
+            run.append(text)
+        if current is not None:
+            segments.append(DisplaySegment(current[0], current[1], "".join(run)))
+        self._chunks.clear()
+        self._model_call = model_call
+        record = StoredModelCall(model_call, attempt, message, tuple(segments))
+        self._store.add_message(self._session_id, self._start.seq, message, model_call=record)
+
+    def tool_results_kept(self, message: ToolResults) -> None:
+        self._store.add_message(self._session_id, self._start.seq, message)
+
+    def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
+        call = self._calls.get(tool_call_id)
+        if call is not None and effect_key is not None:
+            self._save(dataclasses.replace(call, effect_key=effect_key))
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _changed(self, update: ToolCallChanged) -> None:
+        call = self._calls.get(update.tool_call_id)
+        if call is None:
+            return
+        changes: dict[str, object] = {}
+        if update.status is not None:
+            changes["status"] = update.status
+        if update.title is not None:
+            changes["title"] = update.title
+        if update.content is not None:
+            changes["content"] = update.content
+        if update.locations is not None:
+            changes["locations"] = update.locations
+        if update.raw_output is not None:
+            changes["raw_output"] = update.raw_output
+        self._save(dataclasses.replace(call, **changes))  # type: ignore[arg-type]
+
+    def _save(self, call: StoredToolCall) -> None:
+        self._store.save_tool_call(self._session_id, self._start.seq, call)
+        self._calls[call.tool_call_id] = call

@@ -1,0 +1,160 @@
+"""The session database: opening it (WAL, busy timeout, `synchronous=FULL`) and migrating it.
+
+The schema version is SQLite's `PRAGMA user_version`. `MIGRATIONS[n - 1]` takes a database
+from version n - 1 to n; each runs in its own `BEGIN IMMEDIATE` transaction together with
+the version bump, so two processes opening an old database at once migrate it once, and a
+crash mid-migration leaves the previous version intact (SESS-003). A database newer than
+this code is refused, never written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from acp_bridge.sessions._records import SessionStoreError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connect", "migrate", "transaction"]
+
+
+def _v1_tables(db: sqlite3.Connection) -> None:
+    """Sessions, their turns, the kept conversation and the tool calls shown."""
+    db.execute(
+        """CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            cwd TEXT NOT NULL,
+            additional_directories TEXT NOT NULL DEFAULT '[]',
+            mode TEXT NOT NULL,
+            model TEXT NOT NULL,
+            title TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            owner_pid INTEGER,
+            owner_started TEXT,
+            owner_token TEXT,
+            heartbeat_at REAL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE turns (
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            ordinal INTEGER NOT NULL,
+            turn_id TEXT NOT NULL,
+            id_prefix TEXT NOT NULL,
+            state TEXT NOT NULL
+                CHECK (state IN ('running', 'completed', 'failed', 'interrupted')),
+            superseded INTEGER NOT NULL DEFAULT 0,
+            prompt TEXT NOT NULL,
+            stop_reason TEXT,
+            note TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            PRIMARY KEY (session_id, seq)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE messages (
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            turn_seq INTEGER NOT NULL,
+            model_call INTEGER,
+            attempt INTEGER,
+            body TEXT NOT NULL,
+            display TEXT,
+            PRIMARY KEY (session_id, seq)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE tool_calls (
+            session_id TEXT NOT NULL,
+            tool_call_id TEXT NOT NULL,
+            turn_seq INTEGER NOT NULL,
+            model_call INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            content TEXT NOT NULL,
+            locations TEXT NOT NULL,
+            raw_input TEXT,
+            raw_output TEXT,
+            effect_key TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (session_id, tool_call_id)
+        )"""
+    )
+
+
+def _v2_mcp_servers_and_listing(db: sqlite3.Connection) -> None:
+    """The MCP servers an editor passed (recorded, secrets left out) and the list indexes."""
+    db.execute("ALTER TABLE sessions ADD COLUMN mcp_servers TEXT NOT NULL DEFAULT '[]'")
+    db.execute("CREATE INDEX sessions_by_update ON sessions (updated_at DESC, session_id DESC)")
+    db.execute("CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC, session_id DESC)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _v1_tables,
+    _v2_mcp_servers_and_listing,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """`BEGIN IMMEDIATE` ... `COMMIT` (the write lock up front, so no deadlock upgrade);
+    rolled back on any exception."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _version(db: sqlite3.Connection) -> int:
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    return int(version)
+
+
+def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Applies the migrations up to `target`; returns the version found before."""
+    found = _version(db)
+    if found > SCHEMA_VERSION:
+        raise SessionStoreError(
+            f"the session database has schema {found}; this acp-bridge knows "
+            f"{SCHEMA_VERSION}. Upgrade acp-bridge or use another --state-dir."
+        )
+    while (current := _version(db)) < target:
+        with transaction(db):
+            if _version(db) != current:  # another process migrated meanwhile
+                continue
+            MIGRATIONS[current](db)
+            db.execute(f"PRAGMA user_version = {current + 1}")
+    return found
+
+
+def connect(path: Path | None, *, busy_timeout: float) -> sqlite3.Connection:
+    """Opens (creating) the database at `path` (None: in memory) and migrates it."""
+    target = ":memory:" if path is None else str(path)
+    db: sqlite3.Connection | None = None
+    try:
+        # isolation_level=None: statements autocommit; `transaction` groups the others.
+        db = sqlite3.connect(target, timeout=busy_timeout, isolation_level=None)
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if path is not None:
+            db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns
+        migrate(db)
+    except sqlite3.Error as error:
+        if db is not None:
+            db.close()
+        raise SessionStoreError(f"cannot open the session store {target}: {error}") from error
+    except SessionStoreError:
+        if db is not None:
+            db.close()
+        raise
+    return db

@@ -1,0 +1,257 @@
+"""Turn-level rows of the session store: turns, kept messages and shown tool calls.
+
+Functions over an open connection; the writers run inside the caller's transaction
+(`SessionStore` owns transactions and error translation). Sequence numbers are per session
+and taken inside the transaction, so concurrent writers never collide.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.providers import AssistantTurn, Message, UserTurn
+from acp_bridge.sessions._codec import (
+    content_from_json,
+    content_to_json,
+    dumps,
+    locations_from_json,
+    locations_to_json,
+    message_from_json,
+    message_to_json,
+)
+from acp_bridge.sessions._records import (
+    DisplaySegment,
+    StoredModelCall,
+    StoredToolCall,
+    StoredTurn,
+    TurnStart,
+    TurnState,
+)
+from acp_bridge.tools import ToolKind
+from acp_bridge.turn import ToolStatus, turn_id_for
+
+__all__ = [
+    "end_turn",
+    "history",
+    "insert_message",
+    "insert_turn",
+    "save_tool_call",
+    "turns",
+]
+
+# A turn in one of these states may be run again by sending the same prompt (SESS-021).
+_RESUMABLE = frozenset({TurnState.RUNNING, TurnState.INTERRUPTED, TurnState.FAILED})
+
+
+def _same_prompt(stored: str, prompt: Sequence[JsonObject]) -> bool:
+    canonical = json.dumps(list(prompt), sort_keys=True)
+    return json.dumps(json.loads(stored), sort_keys=True) == canonical
+
+
+def insert_turn(
+    db: sqlite3.Connection, session_id: str, prompt: Sequence[JsonObject], message: UserTurn
+) -> TurnStart:
+    last = db.execute(
+        "SELECT seq, ordinal, state, superseded, prompt FROM turns WHERE session_id = ?"
+        " ORDER BY seq DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    (top,) = db.execute(
+        "SELECT COALESCE(MAX(ordinal), 0) FROM turns WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    seq = 1 if last is None else last[0] + 1
+    retry_of: int | None = None
+    if (
+        last is not None
+        and TurnState(last[2]) in _RESUMABLE
+        and not last[3]
+        and _same_prompt(last[4], prompt)
+    ):
+        retry_of, ordinal = last[0], last[1]
+        (runs,) = db.execute(
+            "SELECT COUNT(*) FROM turns WHERE session_id = ? AND ordinal = ?",
+            (session_id, ordinal),
+        ).fetchone()
+        turn_id = turn_id_for(session_id, ordinal)
+        id_prefix = f"{turn_id}-r{runs}"  # fresh editor-side ids, same effect keys
+        db.execute(
+            "UPDATE turns SET superseded = 1, state = CASE WHEN state = 'running'"
+            " THEN 'interrupted' ELSE state END, ended_at = COALESCE(ended_at, ?)"
+            " WHERE session_id = ? AND ordinal = ?",
+            (time.time(), session_id, ordinal),
+        )
+    else:
+        ordinal = top + 1
+        turn_id = id_prefix = turn_id_for(session_id, ordinal)
+    db.execute(
+        "INSERT INTO turns (session_id, seq, ordinal, turn_id, id_prefix, state, prompt,"
+        " started_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
+        (session_id, seq, ordinal, turn_id, id_prefix, dumps(list(prompt)), time.time()),
+    )
+    insert_message(db, session_id, seq, message, None)
+    return TurnStart(seq, ordinal, turn_id, id_prefix, retry_of)
+
+
+def end_turn(
+    db: sqlite3.Connection,
+    session_id: str,
+    seq: int,
+    state: TurnState,
+    *,
+    stop_reason: str | None = None,
+    note: str | None = None,
+) -> None:
+    db.execute(
+        "UPDATE turns SET state = ?, stop_reason = ?, note = ?, ended_at = ?"
+        " WHERE session_id = ? AND seq = ?",
+        (state.value, stop_reason, note, time.time(), session_id, seq),
+    )
+
+
+def insert_message(
+    db: sqlite3.Connection,
+    session_id: str,
+    turn_seq: int,
+    message: Message,
+    model_call: StoredModelCall | None,
+) -> None:
+    display = (
+        None
+        if model_call is None
+        else dumps([[s.kind, s.message_id, s.text] for s in model_call.display])
+    )
+    db.execute(
+        "INSERT INTO messages (session_id, seq, turn_seq, model_call, attempt, body, display)"
+        " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ? FROM messages WHERE session_id = ?",
+        (
+            session_id,
+            turn_seq,
+            None if model_call is None else model_call.model_call,
+            None if model_call is None else model_call.attempt,
+            dumps(message_to_json(message)),
+            display,
+            session_id,
+        ),
+    )
+
+
+def save_tool_call(
+    db: sqlite3.Connection, session_id: str, turn_seq: int, call: StoredToolCall
+) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO tool_calls (session_id, tool_call_id, turn_seq, model_call,"
+        " position, title, kind, status, content, locations, raw_input, raw_output, effect_key,"
+        " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            session_id,
+            call.tool_call_id,
+            turn_seq,
+            call.model_call,
+            call.position,
+            call.title,
+            call.kind.value,
+            call.status.value,
+            dumps(content_to_json(call.content)),
+            dumps(locations_to_json(call.locations)),
+            _json_or_null(call.raw_input),
+            _json_or_null(call.raw_output),
+            call.effect_key,
+            time.time(),
+        ),
+    )
+
+
+def _json_or_null(value: JsonValue) -> str | None:
+    return None if value is None else dumps(value)
+
+
+def _loads_or_none(text: str | None) -> JsonValue:
+    return None if text is None else json.loads(text)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def history(db: sqlite3.Connection, session_id: str) -> list[Message]:
+    found = db.execute(
+        "SELECT m.body FROM messages AS m JOIN turns AS t"
+        " ON t.session_id = m.session_id AND t.seq = m.turn_seq"
+        " WHERE m.session_id = ? AND t.superseded = 0 ORDER BY m.seq",
+        (session_id,),
+    ).fetchall()
+    return [message_from_json(json.loads(body)) for (body,) in found]
+
+
+def turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
+    messages: dict[int, list[Message]] = {}
+    model_calls: dict[int, list[StoredModelCall]] = {}
+    for turn_seq, call, attempt, body, display in db.execute(
+        "SELECT turn_seq, model_call, attempt, body, display FROM messages"
+        " WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    ):
+        message = message_from_json(json.loads(body))
+        messages.setdefault(turn_seq, []).append(message)
+        if call is not None and isinstance(message, AssistantTurn):
+            segments = tuple(DisplaySegment(*item) for item in json.loads(display or "[]"))
+            model_calls.setdefault(turn_seq, []).append(
+                StoredModelCall(call, attempt, message, segments)
+            )
+    tool_calls: dict[int, list[StoredToolCall]] = {}
+    for row in db.execute(
+        "SELECT turn_seq, tool_call_id, model_call, position, title, kind, status, content,"
+        " locations, raw_input, raw_output, effect_key FROM tool_calls WHERE session_id = ?"
+        " ORDER BY turn_seq, position",
+        (session_id,),
+    ):
+        tool_calls.setdefault(row[0], []).append(_tool_call(row[1:]))
+    out: list[StoredTurn] = []
+    for row in db.execute(
+        "SELECT seq, ordinal, turn_id, id_prefix, state, superseded, prompt, stop_reason, note,"
+        " started_at, ended_at FROM turns WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    ):
+        seq, ordinal, turn_id, prefix, state, superseded, prompt, stop, note, started, ended = row
+        out.append(
+            StoredTurn(
+                seq=seq,
+                ordinal=ordinal,
+                turn_id=turn_id,
+                id_prefix=prefix,
+                state=TurnState(state),
+                superseded=bool(superseded),
+                prompt=tuple(json.loads(prompt)),
+                stop_reason=stop,
+                note=note,
+                started_at=started,
+                ended_at=ended,
+                messages=tuple(messages.get(seq, ())),
+                model_calls=tuple(model_calls.get(seq, ())),
+                tool_calls=tuple(tool_calls.get(seq, ())),
+            )
+        )
+    return out
+
+
+def _tool_call(row: Sequence[Any]) -> StoredToolCall:
+    tool_call_id, call, position, title, kind, status, content, locations, raw_in, raw_out, key = (
+        row
+    )
+    return StoredToolCall(
+        tool_call_id=tool_call_id,
+        model_call=call,
+        position=position,
+        title=title,
+        kind=ToolKind(kind),
+        status=ToolStatus(status),
+        content=content_from_json(json.loads(content)),
+        locations=locations_from_json(json.loads(locations)),
+        raw_input=_loads_or_none(raw_in),
+        raw_output=_loads_or_none(raw_out),
+        effect_key=key,
+    )
