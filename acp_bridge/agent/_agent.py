@@ -409,9 +409,8 @@ class Agent:
                 history = store.history(session.session_id)
                 session.history = history[:-1]  # without the prompt just stored
         session.turns = start.ordinal
-        recorder = TurnRecorder(
-            store, session.session_id, start, PeerTurnSink(self._peer, session.session_id)
-        )
+        sink = PeerTurnSink(self._peer, session.session_id)
+        recorder = TurnRecorder(store, session.session_id, start, sink)
         turn = TurnRequest(
             turn_id=start.turn_id,
             id_prefix=start.id_prefix,
@@ -435,12 +434,15 @@ class Agent:
         engine = Turn(turn)
         session.idle = anyio.Event()
         try:
-            with anyio.CancelScope() as scope, store_errors():
-                session.running = scope
-                try:
-                    result = await engine.run()
-                finally:
-                    session.running = None
+            # Chunks are written behind the turn; leaving `running()` writes what is queued,
+            # so every update is on the wire before the response (AGENT-ORDER-001).
+            async with sink.running():
+                with anyio.CancelScope() as scope, store_errors():
+                    session.running = scope
+                    try:
+                        result = await engine.run()
+                    finally:
+                        session.running = None
             if scope.cancelled_caught:
                 # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
                 result = engine.result(StopReason.CANCELLED)

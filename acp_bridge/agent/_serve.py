@@ -51,6 +51,10 @@ class _Connection:
             self._agent = agent
         return self._agent
 
+    @property
+    def agent_loaded(self) -> Agent | None:
+        return self._agent
+
     async def _warm_up(self) -> None:
         self.agent()
 
@@ -91,6 +95,9 @@ async def serve(
     try:
         await peer.serve(connection)
     finally:
+        if connection.agent_loaded is not None:
+            with contextlib.suppress(Exception):
+                connection.agent_loaded.close()  # releases this connection's sessions
         if connection.ledger is not None:
             with contextlib.suppress(Exception):
                 connection.ledger.close()

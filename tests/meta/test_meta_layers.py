@@ -47,7 +47,7 @@ def test_layer_depends_downward_only(layer: str) -> None:
 
 @pytest.mark.parametrize(
     "package",
-    ["wire", "jsonrpc", "protocol", "providers", "tools", "turn", "agent", "client", "cli"],
+    ["wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client", "cli"],
 )
 def test_all_is_sorted_and_complete(package: str) -> None:
     module = importlib.import_module(f"acp_bridge.{package}")
