@@ -282,13 +282,14 @@ class ModelCall:
 
     def feed(self, event: StreamEvent) -> TaggedEvent:
         tagged = self.current.feed(event, next(self._seq))
-        logger.debug(
-            "model call %d attempt %d seq %d: %s",
-            self.number,
-            tagged.attempt,
-            tagged.seq,
-            type(event).__name__,
-        )
+        if logger.isEnabledFor(logging.DEBUG):  # per-event hot path: no formatting otherwise
+            logger.debug(
+                "model call %d attempt %d seq %d: %s",
+                self.number,
+                tagged.attempt,
+                tagged.seq,
+                type(event).__name__,
+            )
         return tagged
 
     @property

@@ -32,6 +32,7 @@ class ChunkPresenter:
     def __init__(self, id_prefix: str, model_call: int) -> None:
         self.id_prefix = id_prefix
         self.model_call = model_call
+        self._ids: dict[int, tuple[str, str]] = {}
 
     def chunk_for(
         self, attempt: Attempt, event: TextDelta | ThoughtDelta
@@ -40,11 +41,15 @@ class ChunkPresenter:
         if not event.text:
             return None  # an empty delta (or a bare signature) shows nothing
         attempt.shown_chunks = True
-        if isinstance(event, TextDelta):
-            return AgentText(
-                event.text, message_id(self.id_prefix, self.model_call, attempt.number)
+        ids = self._ids.get(attempt.number)
+        if ids is None:  # computed once per attempt, not per chunk
+            ids = self._ids[attempt.number] = (
+                message_id(self.id_prefix, self.model_call, attempt.number),
+                thought_id(self.id_prefix, self.model_call, attempt.number),
             )
-        return AgentThought(event.text, thought_id(self.id_prefix, self.model_call, attempt.number))
+        if isinstance(event, TextDelta):
+            return AgentText(event.text, ids[0])
+        return AgentThought(event.text, ids[1])
 
     def reset_for(self, abandoned: Attempt, new: Attempt, reason: str) -> AgentText | None:
         """The reset chunk that opens `new`, or None when `abandoned` showed nothing.

@@ -29,6 +29,7 @@ class HttpModelProvider(abc.ABC):
     def __init__(self, options: HttpProviderOptions) -> None:
         self._options = options
         self._transport = HttpTransport(self.PROVIDER, options)
+        self._transport.prepare()
 
     @property
     def name(self) -> str:

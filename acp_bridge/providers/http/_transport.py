@@ -46,7 +46,13 @@ _SECRET_HEADER_PARTS = ("auth", "key", "token", "secret", "cookie", "session")
 _REDACTED = "[redacted]"
 # Events that do not count as "the model said something" for the first-token timeout.
 _NOT_SEMANTIC = (StreamStart, Usage)
-_BASE_HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
+# No compression for streams: a compressing proxy would hold deltas back, and the raw body
+# can then be read without a decoding layer on the per-chunk hot path.
+_BASE_HEADERS = {
+    "content-type": "application/json",
+    "accept": "text/event-stream",
+    "accept-encoding": "identity",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +106,11 @@ class HttpTransport:
     ) -> AsyncIterator[StreamEvent]:
         return self._stream(wire, decoder, attempt)
 
+    def prepare(self) -> None:
+        """Builds the HTTP client now (TLS context, connection pool) rather than on the
+        first request, so the first prompt does not pay for it."""
+        self._http()
+
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             options = self._options
@@ -142,7 +153,9 @@ class HttpTransport:
                 await self._check_status(response, attempt)
                 phase = Phase.STREAM
                 sse = SseDecoder()
-                chunks = response.aiter_bytes()
+                # Raw bytes unless the server compressed anyway (then httpx decodes).
+                encoded = response.headers.get("content-encoding", "identity") != "identity"
+                chunks = response.aiter_bytes() if encoded else response.aiter_raw()
                 semantic = False
                 while True:
                     if semantic:
