@@ -97,6 +97,12 @@ class InvalidParams(JsonRpcError):
     code = INVALID_PARAMS
     default_message = "Invalid params"
 
+    @classmethod
+    def at(cls, field: str, message: str) -> InvalidParams:
+        """A -32602 whose `data` names the field the way validation errors do:
+        ``{"errors": [{"field": "cwd", "problem": message}]}``."""
+        return cls(message, {"errors": [{"field": field, "problem": message}]})
+
 
 class InternalError(JsonRpcError):
     code = INTERNAL_ERROR

@@ -115,7 +115,7 @@ class Agent:
         if handler is None:
             raise MethodNotFound(f"Method not found: {method}")
         if params is not None and not isinstance(params, dict):
-            raise InvalidParams(f"params of {method} must be an object")
+            raise InvalidParams.at("(params)", f"params of {method} must be an object")
         return await handler(params)
 
     async def handle_notification(self, method: str, params: JsonValue) -> None:
@@ -150,7 +150,9 @@ class Agent:
         request = acp.from_wire(acp.AuthenticateRequest, params)
         known = {m["id"] for m in auth_methods(self._config.missing_key_vars)}
         if request.method_id not in known:
-            raise InvalidParams(f"Unknown authentication method: {request.method_id}")
+            raise InvalidParams.at(
+                "methodId", f"Unknown authentication method: {request.method_id}"
+            )
         self._require_auth()
         return acp.to_wire(acp.AuthenticateResponse())
 
@@ -174,7 +176,7 @@ class Agent:
     @staticmethod
     def _absolute(path: str, field: str) -> Path:
         if not Path(path).is_absolute():
-            raise InvalidParams(f"{field} must be an absolute path, got {path!r}", {"field": field})
+            raise InvalidParams.at(field, f"{field} must be an absolute path, got {path!r}")
         return Path(path)
 
     async def session_new(self, params: JsonValue) -> Reply:
@@ -283,8 +285,8 @@ class Agent:
             try:
                 page = self._durable.store.list_sessions(cwd=cwd, cursor=request.cursor)
             except ValueError:
-                raise InvalidParams(
-                    "cursor is not a nextCursor this agent gave out", {"field": "cursor"}
+                raise InvalidParams.at(
+                    "cursor", "cursor is not a nextCursor this agent gave out"
                 ) from None
         sessions = [session_info(r) for r in page.sessions]
         if page.next_cursor is None:  # absent, not null: no more pages
@@ -350,8 +352,8 @@ class Agent:
             mode = SessionMode(request.mode_id)
         except ValueError:
             known = ", ".join(m.value for m in SessionMode)
-            raise InvalidParams(
-                f"Unknown mode: {request.mode_id} (known: {known})", {"field": "modeId"}
+            raise InvalidParams.at(
+                "modeId", f"Unknown mode: {request.mode_id} (known: {known})"
             ) from None
         with store_errors():
             self._durable.store.update(session.session_id, mode=mode.value)
@@ -368,14 +370,10 @@ class Agent:
         request = acp.from_wire(acp.SetSessionConfigOptionRequest, params)
         session = self._session(request.session_id)
         if request.config_id != MODEL_OPTION:
-            raise InvalidParams(
-                f"Unknown config option: {request.config_id}", {"field": "configId"}
-            )
+            raise InvalidParams.at("configId", f"Unknown config option: {request.config_id}")
         if request.value not in self._config.models:
             known = ", ".join(self._config.models)
-            raise InvalidParams(
-                f"Unknown model: {request.value} (offered: {known})", {"field": "value"}
-            )
+            raise InvalidParams.at("value", f"Unknown model: {request.value} (offered: {known})")
         with store_errors():
             self._durable.store.update(session.session_id, model=str(request.value))
         session.model = str(request.value)

@@ -32,17 +32,17 @@ def _part(block: acp.ContentBlock, index: int) -> str:
             f'<resource uri="{resource.uri}" mimeType="{mime}">(binary content omitted)</resource>'
         )
     kind = "image" if isinstance(block, acp.ImageContent) else "audio"
-    raise InvalidParams(
+    raise InvalidParams.at(
+        f"prompt.{index}.type",
         f"prompt[{index}] is {kind} content, which this agent does not accept "
         f"(promptCapabilities.{kind} is false)",
-        {"field": f"prompt.{index}.type"},
     )
 
 
 def user_turn(blocks: Sequence[acp.ContentBlock]) -> UserTurn:
     """The user's prompt as text parts, in order."""
     if not blocks:
-        raise InvalidParams("prompt must hold at least one content block", {"field": "prompt"})
+        raise InvalidParams.at("prompt", "prompt must hold at least one content block")
     return UserTurn(tuple(_part(block, i) for i, block in enumerate(blocks)))
 
 

@@ -218,3 +218,16 @@ async def test_cancel_while_permission_pending_sends_cancel_request(tmp_path: Pa
         cancel = next(m for m in ed.received if m.get("method") == "$/cancel_request")
         assert cancel["params"] == {"requestId": permission_id}
     assert not (tmp_path / "scripted-note.txt").exists()
+
+
+@pytest.mark.requirement("AGENT-ERR-001")
+async def test_agent_errors_name_their_field_like_validation_errors(tmp_path: Path) -> None:
+    async with running_bridge(scripted_config(tmp_path / "s")) as ed:
+        await ed.initialize()
+        relative = await ed.request("session/new", {"cwd": "rel/dir", "mcpServers": []})
+        session = await ed.new_session(tmp_path)
+        mode = await ed.request("session/set_mode", {"sessionId": session, "modeId": "yolo"})
+    for reply, field in ((relative, "cwd"), (mode, "modeId")):
+        (error,) = reply["error"]["data"]["errors"]
+        assert error["field"] == field
+        assert error["problem"] == reply["error"]["message"]
