@@ -11,9 +11,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from acp_bridge.agent._agent import MODEL_OPTION, Agent
+    from acp_bridge.agent._agent import Agent
     from acp_bridge.agent._config import AgentConfig, SlashCommand
     from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
+    from acp_bridge.agent._options import MODEL_OPTION
     from acp_bridge.agent._serve import serve
     from acp_bridge.agent._session import Session
 
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 _HOME = {
-    "MODEL_OPTION": "_agent",
+    "MODEL_OPTION": "_options",
     "Agent": "_agent",
     "AgentConfig": "_config",
     "PeerEditorClient": "_editor",

@@ -29,6 +29,7 @@ from acp_bridge.agent._config import AgentConfig
 from acp_bridge.agent._durable import DurableSessions, session_record, store_errors
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._initialize import auth_methods, initialize
+from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._prompt import prompt_title, user_turn
 from acp_bridge.agent._replay import iso_time, mcp_record, replay_updates, session_info
 from acp_bridge.agent._report import turn_report
@@ -57,7 +58,6 @@ __all__ = ["Agent"]
 
 _log = logging.getLogger("acp_bridge.agent")
 
-MODEL_OPTION = "model"
 
 Handler = Callable[[JsonValue], Awaitable["JsonValue | Reply"]]
 
@@ -323,27 +323,10 @@ class Agent:
             await session.idle.wait()
 
     def _modes(self, session: Session) -> acp.SessionModeState:
-        return acp.SessionModeState(
-            current_mode_id=session.mode.value,
-            available_modes=[
-                acp.SessionMode(id=m.value, name=m.label, description=m.description)
-                for m in SessionMode
-            ],
-        )
+        return mode_state(session.mode)
 
     def _config_options(self, session: Session) -> list[acp.SessionConfigOption]:
-        return [
-            acp.SessionConfigSelect(
-                id=MODEL_OPTION,
-                name="Model",
-                description="The model that answers in this session.",
-                category="model",
-                current_value=session.model,
-                options=[
-                    acp.SessionConfigSelectOption(value=m, name=m) for m in self._config.models
-                ],
-            )
-        ]
+        return config_options(session.model, self._config.models)
 
     async def session_set_mode(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.SetSessionModeRequest, params)
