@@ -231,3 +231,41 @@ async def test_agent_errors_name_their_field_like_validation_errors(tmp_path: Pa
         (error,) = reply["error"]["data"]["errors"]
         assert error["field"] == field
         assert error["problem"] == reply["error"]["message"]
+
+
+ALWAYS_BROKEN = {
+    "name": "always-broken",
+    "description": "every attempt breaks mid-stream",
+    "calls": [
+        {
+            "attempts": [
+                [
+                    {"text": "partial "},
+                    {"break": "overloaded", "message": "upstream overloaded"},
+                ]
+            ]
+        }
+    ],
+}
+
+
+@pytest.mark.requirement("TURN-012")
+async def test_exhausted_retries_give_a_clear_error_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    broken = ScriptedProvider(loads_script(json.dumps(ALWAYS_BROKEN)))
+    async with running_bridge(scripted_config(tmp_path / "s", provider=broken)) as ed:
+        await ed.initialize()
+        session = await ed.new_session(tmp_path)
+        failed = await ed.prompt(session, "try")
+        error = failed["error"]
+        assert error["code"] == -32603
+        assert error["message"] != "Internal error"
+        assert error["data"]["reason"] == "overloaded"
+        assert error["data"]["attempts"] == 4
+        assert error["data"]["retryableLater"] is True
+        markers = [u for u in ed.updates(session) if (u.get("_meta") or {}).get("reset")]
+        assert [m["_meta"]["attempt"] for m in markers] == [2, 3, 4]
+        # The failed turn left nothing unpaired behind: the next prompt still works.
+        ok = await ed.prompt(session, "/hello")
+    assert ok["result"]["stopReason"] == "end_turn"
