@@ -56,6 +56,9 @@ _FINISH_REASONS = {
 _ERROR_FINISH_REASONS = frozenset({"error", "network_error"})
 
 
+_PLAIN_KEYS = frozenset({"content", "role"})
+
+
 @dataclass(slots=True)
 class _Call:
     ordinal: int
@@ -123,6 +126,9 @@ class OpenAIStreamDecoder:
         return self._terminal()
 
     def _chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        text = self._plain_text(chunk)
+        if text is not None:
+            return [TextDelta(text)] if text else []
         events: list[StreamEvent] = []
         if not self._started:
             self._started = True
@@ -143,6 +149,26 @@ class OpenAIStreamDecoder:
         if isinstance(usage, dict):
             events.append(_usage(usage))
         return events
+
+    def _plain_text(self, chunk: dict[str, Any]) -> str | None:
+        """The text of the most common chunk, a lone content delta; None for anything else.
+
+        The per-chunk hot path: no tool calls, reasoning, refusal, usage or finish, and not
+        the stream's first chunk. Anything unusual takes the general path below.
+        """
+        if not self._started or "usage" in chunk:
+            return None
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason") or choice.get("index", 0):
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or not _PLAIN_KEYS.issuperset(delta):
+            return None
+        content = delta.get("content")
+        return content if type(content) is str else None
 
     def _delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> None:
         thought = _reasoning(delta)

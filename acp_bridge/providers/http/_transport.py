@@ -168,8 +168,10 @@ class HttpTransport:
                         if scope.cancelled_caught:
                             raise self._first_token_timeout(phase)
                     items = sse.end() if chunk is None else sse.feed(chunk)
+                    tracing = self._options.trace is not None
                     for item in items:
-                        self._trace_item(item, attempt)
+                        if tracing:
+                            self._trace_item(item, attempt)
                         for event in decoder.feed(item):
                             semantic = semantic or not isinstance(event, _NOT_SEMANTIC)
                             yield event
