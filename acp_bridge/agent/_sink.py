@@ -104,36 +104,62 @@ class PeerTurnSink:
         self._idle = anyio.Event()
         self._idle.set()
         self._writer_running = False
+        self._failure: Exception | None = None
 
     # -- the writer ----------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[PeerTurnSink]:
+        """Runs the writer around a turn; on the way out, writes what is still queued.
+
+        The turn's own exception (e.g. `TurnFailed`) leaves unwrapped, as if there were no
+        task group here: callers catch it by type.
+        """
+        failure: Exception | None = None
         async with anyio.create_task_group() as tg:
             await tg.start(self._writer)
             try:
                 yield self
+            except Exception as exc:
+                failure = exc
             finally:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_FLUSH_ON_EXIT):
-                    await self.flush()
+                    try:
+                        await self.flush()
+                    except Exception as exc:
+                        failure = failure or exc
                 self._writer_running = False
                 tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
     async def _writer(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         self._writer_running = True
         task_status.started()
-        while True:
-            await self._wake.wait()
-            self._wake = anyio.Event()
-            while self._buffer:
-                for chunk in self._buffer.take():
-                    await self._write_chunk(chunk)
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake = anyio.Event()
+                while self._buffer:
+                    for chunk in self._buffer.take():
+                        await self._write_chunk(chunk)
+                self._idle.set()
+        except Exception as exc:  # the editor went away: hand the error to the turn
+            self._failure = exc
+            self._writer_running = False
+            self._buffer.take()
             self._idle.set()
 
     async def flush(self) -> None:
-        """Returns once every queued chunk is on the wire."""
+        """Returns once every queued chunk is on the wire.
+
+        Raises what stopped the writer (e.g. `PeerGone`), so nobody waits for a writer
+        that is gone.
+        """
         while self._buffer or not self._idle.is_set():
             await self._idle.wait()
+        if self._failure is not None:
+            raise self._failure
 
     async def _write_chunk(self, chunk: AgentText | AgentThought) -> None:
         await self._peer.notify("session/update", chunk_params(self._session_id, chunk))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_bridge import protocol as acp
-from acp_bridge.agent._sink import ChunkBuffer, chunk_params
+from acp_bridge.agent._sink import ChunkBuffer, PeerTurnSink, chunk_params
 from acp_bridge.agent._translate import update_model
+from acp_bridge.errors import PeerGone
 from acp_bridge.turn import AgentText, AgentThought, ResetMarker
 
 pytestmark = pytest.mark.requirement("AGENT-ORDER-001")
@@ -48,3 +50,28 @@ def test_merging_keeps_every_character_in_order_per_message(
     for left, right in itertools.pairwise(merged):
         assert (type(left), left.message_id) != (type(right), right.message_id)
     assert len(merged) <= len(items)
+
+
+class _GonePeer:
+    """A peer whose editor went away after the first line."""
+
+    def __init__(self) -> None:
+        self.lines: list[object] = []
+
+    async def notify(self, method: str, params: object) -> None:
+        if self.lines:
+            raise PeerGone()
+        self.lines.append(params)
+
+
+@pytest.mark.anyio
+async def test_a_writer_that_lost_the_editor_fails_fast_instead_of_hanging() -> None:
+    peer = _GonePeer()
+    sink = PeerTurnSink(peer, "s")  # type: ignore[arg-type]
+    with anyio.fail_after(2), pytest.raises(PeerGone):
+        async with sink.running():
+            await sink.send_update(AgentText("one", "m1"))
+            await sink.flush()
+            await sink.send_update(AgentText("two", "m1"))
+            await sink.flush()
+    assert len(peer.lines) == 1

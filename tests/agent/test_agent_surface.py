@@ -269,3 +269,10 @@ async def test_exhausted_retries_give_a_clear_error_and_the_session_goes_on(
         # The failed turn left nothing unpaired behind: the next prompt still works.
         ok = await ed.prompt(session, "/hello")
     assert ok["result"]["stopReason"] == "end_turn"
+    # The stored turn says why it failed (a replay shows it), not a bare internal error.
+    from acp_bridge.sessions import SessionStore
+
+    with SessionStore(tmp_path / "s") as store:
+        first = store.turns(session)[0]
+    assert first.state.value == "failed"
+    assert "overloaded" in (first.note or "")
