@@ -68,10 +68,14 @@ class _GonePeer:
 async def test_a_writer_that_lost_the_editor_fails_fast_instead_of_hanging() -> None:
     peer = _GonePeer()
     sink = PeerTurnSink(peer, "s")  # type: ignore[arg-type]
-    with anyio.fail_after(2), pytest.raises(PeerGone):
+
+    async def turn() -> None:
         async with sink.running():
             await sink.send_update(AgentText("one", "m1"))
             await sink.flush()
             await sink.send_update(AgentText("two", "m1"))
             await sink.flush()
+
+    with anyio.fail_after(2), pytest.raises(PeerGone):
+        await turn()
     assert len(peer.lines) == 1
