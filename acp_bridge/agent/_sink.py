@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
+from typing import TypeGuard
 
 import anyio
 
@@ -72,21 +73,23 @@ class ChunkBuffer:
 
     def add(self, chunk: AgentText | AgentThought) -> None:
         kind = type(chunk)
-        if self._items and self._items[-1][:2] == (kind, chunk.message_id):
-            self._items[-1][2].append(chunk.text)
+        items = self._items
+        # Compared field by field (no tuple slices): this runs once per queued chunk.
+        if items and items[-1][0] is kind and items[-1][1] == chunk.message_id:
+            items[-1][2].append(chunk.text)
         else:
-            self._items.append((kind, chunk.message_id, [chunk.text]))
+            items.append((kind, chunk.message_id, [chunk.text]))
 
     def take(self) -> list[AgentText | AgentThought]:
         items, self._items = self._items, []
         return [kind(text="".join(parts), message_id=mid) for kind, mid, parts in items]
 
 
-def _queueable(update: TurnUpdate) -> bool:
+def _queueable(update: TurnUpdate) -> TypeGuard[AgentText | AgentThought]:
     # A reset chunk is written at once: the editor must drop partial output during back-off.
-    return isinstance(update, AgentThought) or (
-        isinstance(update, AgentText) and update.reset is None
-    )
+    if isinstance(update, AgentText):
+        return update.reset is None
+    return isinstance(update, AgentThought)
 
 
 class PeerTurnSink:
@@ -168,7 +171,6 @@ class PeerTurnSink:
 
     async def send_update(self, update: TurnUpdate) -> None:
         if self._writer_running and _queueable(update):
-            assert isinstance(update, AgentText | AgentThought)
             self._buffer.add(update)
             if self._idle.is_set():
                 self._idle = anyio.Event()

@@ -49,10 +49,14 @@ class TurnRecorder:
     # -- TurnSink --------------------------------------------------------------------------
 
     async def send_update(self, update: TurnUpdate) -> None:
-        if isinstance(update, AgentText | AgentThought):
-            if update.text:  # a reset marker carries no text and is never replayed
-                kind = "text" if isinstance(update, AgentText) else "thought"
-                self._chunks.append((kind, update.message_id, update.text))
+        # A reset marker carries no text and is never replayed. One isinstance per kind:
+        # this is the per-chunk hot path.
+        if isinstance(update, AgentText):
+            if update.text:
+                self._chunks.append(("text", update.message_id, update.text))
+        elif isinstance(update, AgentThought):
+            if update.text:
+                self._chunks.append(("thought", update.message_id, update.text))
         elif isinstance(update, ToolCallShown):
             self._save(
                 StoredToolCall(

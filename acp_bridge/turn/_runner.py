@@ -16,7 +16,7 @@ import enum
 import itertools
 import logging
 import random as _random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -31,7 +31,6 @@ from acp_bridge.providers import (
     ModelProvider,
     ModelRequest,
     ModelStreamError,
-    StreamEvent,
     TextDelta,
     ThoughtDelta,
     ToolCall,
@@ -65,6 +64,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _FILTERED = frozenset({FinishReason.CONTENT_FILTER, FinishReason.REFUSAL})
+_CHUNK_EVENTS = (TextDelta, ThoughtDelta)  # a tuple: isinstance checks it faster than a union
 _NOT_RUN = "Not run: the turn was cancelled before this tool call ran."
 
 
@@ -355,13 +355,25 @@ class Turn:
             attempt=attempt.number,
         )
         stream = request.provider.stream(model_request)
+        send_update = request.sink.send_update
         try:
-            while (event := await _next_event(stream, request.provider.name)) is not None:
+            while True:
+                # Inline rather than a helper coroutine: one `anext` per event is the hot
+                # path. Only the adapter's own failures are caught here; the sink's
+                # exceptions (below, outside this `try`) propagate as they are.
+                try:
+                    event = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except (ModelStreamError, anyio.get_cancelled_exc_class()):
+                    raise
+                except Exception as exc:
+                    raise _outside_contract(exc, request.provider.name) from exc
                 call.feed(event)
-                if isinstance(event, TextDelta | ThoughtDelta):
+                if isinstance(event, _CHUNK_EVENTS):
                     update = presenter.chunk_for(attempt, event)
                     if update is not None:
-                        await request.sink.send_update(update)
+                        await send_update(update)
                 if attempt.state is AttemptState.COMPLETED:
                     break
         finally:
@@ -417,22 +429,17 @@ class Turn:
                 logger.exception("could not mark the open tool calls failed")
 
 
-async def _next_event(stream: AsyncIterator[StreamEvent], provider: str) -> StreamEvent | None:
-    """The next event, None at the end; a raw exception from the adapter becomes a clear,
-    final `ModelStreamError` (only the adapter's own failures: the sink's propagate as is)."""
-    try:
-        return await anext(stream)
-    except StopAsyncIteration:
-        return None
-    except (ModelStreamError, anyio.get_cancelled_exc_class()):
-        raise
-    except Exception as exc:
-        logger.exception("provider %s raised outside its contract", provider)
-        raise ModelStreamError(
-            FaultKind.PROVIDER_ERROR,
-            f"the provider failed unexpectedly ({type(exc).__name__})",
-            retryable=False,
-        ) from exc
+def _outside_contract(exc: Exception, provider: str) -> ModelStreamError:
+    """A raw exception from the adapter becomes a clear, final `ModelStreamError`.
+
+    Called while the exception is being handled (the log records its traceback).
+    """
+    logger.exception("provider %s raised outside its contract", provider)
+    return ModelStreamError(
+        FaultKind.PROVIDER_ERROR,
+        f"the provider failed unexpectedly ({type(exc).__name__})",
+        retryable=False,
+    )
 
 
 async def run_turn(request: TurnRequest) -> TurnResult:

@@ -110,9 +110,14 @@ class OpenAIStreamDecoder:
         if not data:
             return []
         chunk = frame_json(self._provider, item)
-        if item.event == "error" or (isinstance(chunk, dict) and _is_error_chunk(chunk)):
+        if isinstance(chunk, dict):
+            # Checked inline, without helper calls: this is the per-event hot path.
+            if item.event == "error" or chunk.get("error") or chunk.get("object") == "error":
+                raise error_from_payload(self._provider, chunk, secret=self._secret)
+            return self._chunk(chunk)
+        if item.event == "error":
             raise error_from_payload(self._provider, chunk, secret=self._secret)
-        return self._chunk(as_object(chunk))
+        return self._chunk({})  # not an object: as if empty (untrusted payload)
 
     def end(self) -> list[StreamEvent]:
         if self._done:
@@ -270,10 +275,6 @@ def _starts_new_call(current: _Call, call_id: str | None, name: str) -> bool:
     if current.name and name != current.name:
         return True
     return is_complete_json(current.raw)
-
-
-def _is_error_chunk(chunk: dict[str, Any]) -> bool:
-    return bool(chunk.get("error")) or chunk.get("object") == "error"
 
 
 def _reasoning(delta: dict[str, Any]) -> ThoughtDelta | None:

@@ -30,6 +30,8 @@ __all__ = [
     "raw_json_error",
 ]
 
+_DECODER = json.JSONDecoder()
+
 
 def as_object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
@@ -53,8 +55,18 @@ def frame_json(provider: str, event: SseEvent) -> Any:
     An unterminated event at EOF that does not parse was cut mid-line: the stream is
     incomplete. A terminated event that does not parse is a provider fault.
     """
+    data = event.data
     try:
-        return json.loads(event.data)
+        # The per-event hot path: `raw_decode` skips `json.loads`' checks and whitespace
+        # scans; anything it does not take whole (leading or trailing whitespace, a BOM,
+        # an error) goes through `json.loads`, which decides.
+        value, end = _DECODER.raw_decode(data)
+        if end == len(data):
+            return value
+    except ValueError:
+        pass
+    try:
+        return json.loads(data)
     except ValueError:
         if not event.terminated:
             raise ModelStreamError(

@@ -112,6 +112,10 @@ class SseDecoder:
         self._retry: int | None = None
         self._raw: list[str] | None = None
         self._raw_balance = _JsonBalance()
+        # True while nothing is pending between events (no partial line, no half-built
+        # event, no raw JSON, no undecoded UTF-8 bytes): then a chunk that is exactly one
+        # `data:` event can skip the line machinery (see `_single_event`).
+        self._idle = False
 
     @property
     def last_event_id(self) -> str | None:
@@ -123,8 +127,47 @@ class SseDecoder:
         return self._retry
 
     def feed(self, chunk: bytes | str) -> list[SseItem]:
-        text = self._utf8.decode(chunk) if isinstance(chunk, bytes) else chunk
-        return self._feed_text(text)
+        if isinstance(chunk, bytes):
+            if self._idle and (event := self._single_event(chunk)) is not None:
+                return [event]
+            text = self._utf8.decode(chunk)
+        else:
+            text = chunk
+        items = self._feed_text(text)
+        self._idle = self._is_idle() and not self._utf8.getstate()[0]
+        return items
+
+    def _single_event(self, chunk: bytes) -> SseEvent | None:
+        """The event of a chunk that is exactly `data: <one line>` + a blank line, else None.
+
+        The per-chunk hot path: a model server writes one event per chunk. Only valid when
+        the decoder is idle; the result equals what the general path yields for the same
+        bytes (UTF-8 decoding of the line is context-free once no bytes are pending, and
+        the LF-only check leaves CR line ends and every other field to the general path).
+        """
+        # The first LF is the one before the blank line's: exactly one line, then the end.
+        if (
+            chunk.startswith(b"data:")
+            and chunk.find(b"\n") == len(chunk) - 2
+            and chunk.endswith(b"\n")
+            and b"\r" not in chunk
+        ):
+            start = 6 if chunk.startswith(b"data: ") else 5
+            return SseEvent(
+                chunk[start:-2].decode("utf-8", "replace"), id=self._last_id, retry=self._retry
+            )
+        return None
+
+    def _is_idle(self) -> bool:
+        return not (
+            self._at_start
+            or self._skip_lf
+            or self._partial
+            or self._has_data
+            or self._fields
+            or self._event
+            or self._raw is not None
+        )
 
     def end(self) -> list[SseItem]:
         """Flush at EOF: the last line, a pending event, an unfinished raw JSON value."""
@@ -138,6 +181,7 @@ class SseDecoder:
         if self._has_data or self._fields:
             items.append(self._dispatch(terminated=False))
         self._reset_event()
+        self._idle = False  # nothing follows EOF; keep every later call on the general path
         return items
 
     def _feed_text(self, text: str) -> list[SseItem]:

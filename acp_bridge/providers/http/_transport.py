@@ -156,24 +156,29 @@ class HttpTransport:
                 # Raw bytes unless the server compressed anyway (then httpx decodes).
                 encoded = response.headers.get("content-encoding", "identity") != "identity"
                 chunks = response.aiter_bytes() if encoded else response.aiter_raw()
+                tracing = self._options.trace is not None  # frozen options: checked once
                 semantic = False
                 while True:
                     if semantic:
                         # The first-token clock has stopped; the read timeout is the idle
-                        # timeout. No scope per read: this is the per-chunk hot path.
-                        chunk = await anext(chunks, None)
+                        # timeout. No scope per read and no `anext(chunks, None)` wrapper
+                        # object: this is the per-chunk hot path.
+                        try:
+                            chunk = await chunks.__anext__()
+                        except StopAsyncIteration:
+                            chunk = None
                     else:
                         with anyio.CancelScope(deadline=first_deadline) as scope:
                             chunk = await anext(chunks, None)
                         if scope.cancelled_caught:
                             raise self._first_token_timeout(phase)
                     items = sse.end() if chunk is None else sse.feed(chunk)
-                    tracing = self._options.trace is not None
                     for item in items:
                         if tracing:
                             self._trace_item(item, attempt)
                         for event in decoder.feed(item):
-                            semantic = semantic or not isinstance(event, _NOT_SEMANTIC)
+                            if not semantic:
+                                semantic = not isinstance(event, _NOT_SEMANTIC)
                             yield event
                         if decoder.done:
                             return
