@@ -211,28 +211,28 @@ class Agent:
 
     async def session_load(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.LoadSessionRequest, params)
-        session = await self._open(
-            request.session_id,
-            request.cwd,
-            request.additional_directories,
-            request.mcp_servers,
-            replay=True,
-        )
-        response = acp.LoadSessionResponse(
-            modes=self._modes(session), config_options=self._config_options(session)
-        )
-        return Reply(acp.to_wire(response), self._announcer(session.session_id))
+        return await self._reopen(request, acp.LoadSessionResponse, replay=True)
 
     async def session_resume(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.ResumeSessionRequest, params)
+        return await self._reopen(request, acp.ResumeSessionResponse, replay=False)
+
+    async def _reopen(
+        self,
+        request: acp.LoadSessionRequest | acp.ResumeSessionRequest,
+        response_type: type[acp.LoadSessionResponse] | type[acp.ResumeSessionResponse],
+        *,
+        replay: bool,
+    ) -> Reply:
+        """session/load (replay first) and session/resume (no replay): same answer after."""
         session = await self._open(
             request.session_id,
             request.cwd,
             request.additional_directories,
             request.mcp_servers,
-            replay=False,
+            replay=replay,
         )
-        response = acp.ResumeSessionResponse(
+        response = response_type(
             modes=self._modes(session), config_options=self._config_options(session)
         )
         return Reply(acp.to_wire(response), self._announcer(session.session_id))
