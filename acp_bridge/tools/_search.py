@@ -1,22 +1,28 @@
-"""`search_files {pattern, path?, glob?}`: a regular expression over the workspace's text files.
+"""`search_files {pattern, path?, glob?}`: a regular expression over the workspace, like ripgrep.
 
-Results are ``path:line: text`` lines, paths as the model would write them. ACP has no
-editor method for searching, so this reads the local disk (unsaved buffers are not seen).
-The walk is confined: it starts at a checked path, never follows a symbolic link (a linked
-file or directory is skipped) and skips VCS directories (``.git``, ``.hg``, ``.svn``).
-Bounded: at most `search_max_matches` matches, long lines cut, files over
-`search_max_file_bytes` and binary files skipped, output within `model_output_bytes`.
-The walk runs in a worker thread; cancelling abandons it.
+Results are ``path:line: text`` lines, paths as the model would write them, sorted by path.
+ACP has no editor method for searching, so this reads the local disk (unsaved buffers are
+not seen). Which files are searched is decided as ripgrep decides it (`_ignore`): files
+ignored by ``.gitignore``, ``.ignore``, ``.rgignore`` or git's excludes, hidden files and
+binary files are skipped, links are not followed; the `glob` argument overrides the ignore
+rules for what it matches. ripgrep does the walk when it is installed (`_search_rg`), else
+the Python engine (`_search_walk`) makes the same walk; either way every line shown is read
+through a descriptor opened beneath the searched directory with no link followed, and a
+file with several hard links is not shown (issue 11 item 5).
+
+Never silently incomplete (PERF-SEARCH-001): stopping at `search_max_matches`, unreadable
+entries and hidden hard-linked matches set ``complete: false`` and are named in the text.
 """
 
 from __future__ import annotations
 
 import copy
-import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import anyio.to_thread
@@ -32,13 +38,18 @@ from acp_bridge.tools._base import (
     ToolOutcome,
     ToolPreview,
 )
-from acp_bridge.tools._paths import WorkspacePath, resolve_path
+from acp_bridge.tools._beneath import open_beneath
+from acp_bridge.tools._ignore import IgnoreRules
+from acp_bridge.tools._paths import WorkspacePath, real_roots, resolve_path
+from acp_bridge.tools._search_rg import ripgrep_binary, ripgrep_search
+from acp_bridge.tools._search_scan import Pattern
+from acp_bridge.tools._search_walk import SearchReport, Stop, walk_search
 from acp_bridge.tools._text import ToolLimits, fenced, truncate_head, truncation_marker
 
 __all__ = ["SearchFiles"]
 
-_SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn"})
-_MAX_FILES = 50_000
+_NAMED = 10  # unreadable or linked files named in the text; the rest are counted
+_SKIPPED = "not searched, as ripgrep does: ignored, hidden and binary files"
 
 _PARAMETERS: JsonObject = {
     "type": "object",
@@ -54,84 +65,45 @@ _PARAMETERS: JsonObject = {
         "glob": {
             "type": "string",
             "description": "Only search files whose name matches this glob, e.g. '*.py'; a "
-            "glob with '/' is matched against the path below the searched directory.",
+            "glob with '/' is matched against the path below the searched directory. "
+            "Files it matches are searched even when ignored or hidden.",
         },
     },
     "required": ["pattern"],
 }
 
 
-@dataclass(slots=True)
-class _Found:
-    lines: list[str] = field(default_factory=list)
-    files: int = 0
-    stopped: bool = False
+def _named(label: str, items: list[str]) -> str:
+    shown = ", ".join(items[:_NAMED])
+    more = f" and {len(items) - _NAMED} more" if len(items) > _NAMED else ""
+    return f"({label}: {shown}{more})"
 
 
-def _glob_matches(glob: str, relative: str) -> bool:
-    if "/" not in glob:
-        return fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], glob)
-    if fnmatch.fnmatchcase(relative, glob):
-        return True
-    return glob.startswith("**/") and fnmatch.fnmatchcase(relative, glob[3:])
+def _text(report: SearchReport, skipped: str) -> str:
+    """The matches, then one line of what was found and not searched, then what failed."""
+    lines = [f"{path}:{number}: {text}" for path, number, text in sorted(report.matches)]
+    summary = [f"{len(report.matches)} matches in {report.files} files"] if lines else []
+    if report.stopped:
+        summary[0] = f"stopped after {summary[0]}: the rest was not searched"
+        summary.append("narrow the pattern, path or glob")
+    if skipped:
+        summary.append(skipped)
+    if not lines:
+        lines.append("No matches.")
+    if summary:
+        lines.append(f"({'; '.join(summary)})")
+    if report.unreadable:
+        lines.append(_named("could not be read, not searched", report.unreadable))
+    if report.linked:
+        lines.append(_named("matches not shown from files with several hard links", report.linked))
+    return "\n".join(lines)
 
 
-def _files(root: Path) -> list[tuple[Path, str]]:
-    """Every regular file below `root` (links skipped), with its path relative to `root`."""
-    if not root.is_dir():
-        return [(root, root.name)] if root.is_file() and not root.is_symlink() else []
-    found: list[tuple[Path, str]] = []
-    for directory, dirnames, filenames in os.walk(root):
-        # os.walk does not descend into linked directories; drop them and VCS data here.
-        dirnames[:] = sorted(
-            name
-            for name in dirnames
-            if name not in _SKIPPED_DIRECTORIES
-            and not os.path.islink(os.path.join(directory, name))
-        )
-        base = Path(directory)
-        for name in sorted(filenames):
-            file = base / name
-            if not file.is_symlink() and file.is_file():
-                found.append((file, file.relative_to(root).as_posix()))
-            if len(found) >= _MAX_FILES:
-                return found
-    return found
-
-
-def _search(
-    where: WorkspacePath, regex: re.Pattern[str], glob: str | None, limits: ToolLimits
-) -> _Found:
-    found = _Found()
-    prefix = "" if where.display == "." else where.display + "/"
-    for file, relative in _files(where.real):
-        if glob is not None and not _glob_matches(glob, relative):
-            continue
-        try:
-            if file.stat().st_size > limits.search_max_file_bytes:
-                continue
-            data = file.read_bytes()
-        except OSError:
-            continue
-        if b"\x00" in data[:8192]:
-            continue
-        shown = where.display if file == where.real else prefix + relative
-        matched = False
-        for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
-            if not regex.search(line):
-                continue
-            matched = True
-            text = line.rstrip("\r")
-            if len(text) > limits.search_max_line_chars:
-                text = text[: limits.search_max_line_chars] + " [...]"
-            found.lines.append(f"{shown}:{number}: {text}")
-            if len(found.lines) >= limits.search_max_matches:
-                found.stopped = True
-                found.files += 1
-                return found
-        if matched:
-            found.files += 1
-    return found
+def _root_of(where: WorkspacePath, ctx: ToolContext) -> tuple[Path, str]:
+    for root in real_roots(ctx):
+        if where.real.is_relative_to(root):
+            return root, where.real.relative_to(root).as_posix()
+    raise ToolError(f"{where.display} is outside the workspace")  # resolve_path checked it
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +111,16 @@ class SearchFiles:
     """Search file contents with a regular expression."""
 
     limits: ToolLimits = field(default_factory=ToolLimits)
+    # "auto": ripgrep when installed, else the Python engine (same results, PERF-SEARCH-002).
+    engine: Literal["auto", "python"] = "auto"
 
     name = "search_files"
     kind = ToolKind.SEARCH
     side_effect = False
     description = (
-        "Search the contents of the workspace's text files with a regular expression. Returns "
-        "matching lines as 'path:line: text'. Narrow it with `path` and `glob`."
+        "Search the contents of the workspace's text files with a regular expression, as "
+        "ripgrep does: files ignored by .gitignore/.ignore, hidden and binary files are "
+        "skipped. Returns matching lines as 'path:line: text'. Narrow it with `path` and `glob`."
     )
 
     @property
@@ -154,10 +129,10 @@ class SearchFiles:
 
     def _arguments(
         self, arguments: JsonObject, ctx: ToolContext
-    ) -> tuple[re.Pattern[str], WorkspacePath, str | None]:
+    ) -> tuple[Pattern, WorkspacePath, str | None]:
         pattern = required_str(arguments, "pattern")
         try:
-            regex = re.compile(pattern)
+            regex = Pattern.compile(pattern)
         except re.error as error:
             raise ToolError(f"pattern is not a valid regular expression: {error}") from None
         where = resolve_path(optional_str(arguments, "path") or ".", ctx)
@@ -167,7 +142,7 @@ class SearchFiles:
         regex, where, glob = self._arguments(arguments, ctx)
         within = f" ({glob})" if glob else ""
         return ToolPreview(
-            title=f"Search `{regex.pattern}` in {where.display}{within}",
+            title=f"Search `{regex.line.pattern}` in {where.display}{within}",
             kind=self.kind,
             locations=(Location(str(where.path)),),
             permission_scope=self.name,
@@ -175,20 +150,52 @@ class SearchFiles:
         )
 
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
-        regex, where, glob = self._arguments(arguments, ctx)
-        if not await anyio.Path(where.real).exists():
-            raise ToolError(f"{where.display}: no such file or directory")
-        found = await anyio.to_thread.run_sync(
-            _search, where, regex, glob, self.limits, abandon_on_cancel=True
+        pattern, glob = required_str(arguments, "pattern"), optional_str(arguments, "glob")
+        compiled, where, _ = self._arguments(arguments, ctx)
+        report = SearchReport(
+            self.limits.search_max_matches, self.limits.search_max_line_chars, "python"
         )
-        if not found.lines:
-            text = "No matches."
-        else:
-            text = "\n".join(found.lines)
-            count = f"{len(found.lines)} matches in {found.files} files"
-            if found.stopped:
-                count = f"stopped after {count}; narrow the pattern, path or glob"
-            text += f"\n({count})"
+        root, relative = _root_of(where, ctx)
+        try:
+            fd = open_beneath(root, relative, directory=False)
+        except FileNotFoundError:
+            raise ToolError(f"{where.display}: no such file or directory") from None
+        except OSError as error:
+            raise ToolError(f"{where.display}: cannot be searched ({error.strerror})") from None
+        stop = Stop()
+        try:
+            skipped = ""
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                searched = await anyio.to_thread.run_sync(report.take, where.display, fd, compiled)
+                if not searched:
+                    skipped = f"{where.display} is a binary or special file: not searched"
+            else:
+                skipped = _SKIPPED
+                binary = ripgrep_binary() if self.engine != "python" else None
+                if binary is not None:
+                    report.engine = "ripgrep"
+                    searched = await ripgrep_search(
+                        binary, where.real, fd, where.display, pattern, glob, compiled, report
+                    )
+                    if not searched:  # a pattern ripgrep cannot compile: Python searches
+                        report.engine = "python"
+                if report.engine == "python":
+                    walked, fd = fd, -1
+                    await anyio.to_thread.run_sync(
+                        _walk,
+                        walked,
+                        where,
+                        glob,
+                        compiled,
+                        report,
+                        stop,
+                        abandon_on_cancel=True,
+                    )
+        finally:
+            stop.requested = True
+            if fd >= 0:
+                os.close(fd)
+        text = _text(report, skipped)
         kept, omitted = truncate_head(text, self.limits.model_output_bytes)
         for_model = kept if not omitted else f"{kept}{truncation_marker(omitted)}"
         return ToolOutcome(
@@ -196,8 +203,21 @@ class SearchFiles:
             for_model=for_model,
             content=(TextContent(fenced(text)),),
             raw_output={
-                "matches": len(found.lines),
-                "files": found.files,
-                "complete": not found.stopped,
+                "matches": len(report.matches),
+                "files": report.files,
+                "complete": not (report.stopped or report.unreadable or report.linked),
+                "engine": report.engine,
             },
         )
+
+
+def _walk(
+    fd: int,
+    where: WorkspacePath,
+    glob: str | None,
+    pattern: Pattern,
+    report: SearchReport,
+    stop: Stop,
+) -> None:
+    rules = IgnoreRules.for_root(where.real, glob)
+    walk_search(fd, str(where.real), where.display, rules, pattern, report, stop)

@@ -23,7 +23,8 @@ class ToolLimits:
         command_capture_bytes: command output kept in memory (head and tail) and the
             `outputByteLimit` asked of an editor terminal.
         default_timeout_seconds / max_timeout_seconds: `run_command` timeouts.
-        search_max_matches, search_max_line_chars, search_max_file_bytes: `search_files` bounds.
+        search_max_matches, search_max_line_chars: `search_files` bounds (a file is searched
+            whatever its size, in blocks).
         list_max_entries: `list_directory` entries shown.
     """
 
@@ -35,7 +36,6 @@ class ToolLimits:
     max_timeout_seconds: float = 600.0
     search_max_matches: int = 200
     search_max_line_chars: int = 300
-    search_max_file_bytes: int = 2_000_000
     list_max_entries: int = 1_000
 
 
