@@ -25,9 +25,11 @@ import anyio
 
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonValue
+from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._config import AgentConfig
 from acp_bridge.agent._durable import DurableSessions, session_record, store_errors
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
+from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._initialize import auth_methods, initialize
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._prompt import prompt_title, user_turn
@@ -36,23 +38,10 @@ from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
 from acp_bridge.errors import AuthRequired, InvalidParams, InvalidRequest, MethodNotFound
-from acp_bridge.jsonrpc import JsonRpcPeer, Reply
-from acp_bridge.sessions import (
-    SessionStore,
-    TurnRecorder,
-    TurnStart,
-    TurnState,
-    transcript,
-)
+from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, current_request_id
+from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState, transcript
 from acp_bridge.tools import EditorCapabilities, Tool, ToolContext
-from acp_bridge.turn import (
-    EffectLedger,
-    SessionMode,
-    StopReason,
-    Turn,
-    TurnFailed,
-    TurnRequest,
-)
+from acp_bridge.turn import EffectLedger, SessionMode, StopReason, Turn, TurnFailed, TurnRequest
 
 __all__ = ["Agent"]
 
@@ -60,11 +49,6 @@ _log = logging.getLogger("acp_bridge.agent")
 
 
 Handler = Callable[[JsonValue], Awaitable["JsonValue | Reply"]]
-
-
-def failed_note(reason: str) -> str:
-    """The closing text a replay shows for a turn that ended with an error."""
-    return f"This turn ended with an error: {reason}"
 
 
 class Agent:
@@ -76,12 +60,15 @@ class Agent:
         peer: JsonRpcPeer,
         ledger: EffectLedger,
         store: SessionStore | None = None,
+        tickets: TurnTickets | None = None,
     ) -> None:
         """`store`: the process's session store; None opens one in `config.state_dir` on
-        first need (then `close()` closes it)."""
+        first need (then `close()` closes it). `tickets`: the connection's prompt cancel
+        scopes, when a front made them before this agent existed."""
         self._config = config
         self._peer = peer
         self._ledger = ledger
+        self._tickets = tickets or TurnTickets()
         self._durable = DurableSessions(config.state_dir, store)
         self._sessions: dict[str, Session] = {}
         self._client_caps: acp.ClientCapabilities | None = None
@@ -117,6 +104,9 @@ class Agent:
         if params is not None and not isinstance(params, dict):
             raise InvalidParams.at("(params)", f"params of {method} must be an object")
         return await handler(params)
+
+    def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None:
+        self._tickets.received(request_id, method, params)  # AGENT-CANCEL-002
 
     async def handle_notification(self, method: str, params: JsonValue) -> None:
         if method == "session/cancel":
@@ -318,6 +308,7 @@ class Agent:
 
     async def _wind_down(self, session: Session, wait: float = 30.0) -> None:
         session.closed = True
+        self._tickets.cancel(session.session_id)
         session.cancel()
         with anyio.move_on_after(wait):  # the engine's own clean-up is bounded too
             await session.idle.wait()
@@ -366,7 +357,14 @@ class Agent:
     # -- prompt turns --------------------------------------------------------------------
 
     async def session_prompt(self, params: JsonValue) -> Reply:
-        request = acp.from_wire(acp.PromptRequest, params)
+        request_id = current_request_id()
+        try:
+            return await self._prompt(acp.from_wire(acp.PromptRequest, params), request_id)
+        finally:
+            self._tickets.release(request_id)
+
+    async def _prompt(self, request: acp.PromptRequest, request_id: RequestId | None) -> Reply:
+        scope = self._tickets.scope(request_id, request.session_id)  # AGENT-CANCEL-002
         session = self._session(request.session_id)
         prompt = user_turn(request.prompt)
         self._require_auth()
@@ -418,7 +416,7 @@ class Agent:
             # Chunks are written behind the turn; leaving `running()` writes what is queued,
             # so every update is on the wire before the response (AGENT-ORDER-001).
             async with sink.running():
-                with anyio.CancelScope() as scope, store_errors():
+                with scope, store_errors():
                     session.running = scope
                     try:
                         result = await engine.run()
@@ -429,10 +427,13 @@ class Agent:
                 result = engine.result(StopReason.CANCELLED)
             self._end_turn(session, start, TurnState.COMPLETED, result.stop_reason.value)
         except TurnFailed as error:
-            self._end_turn(session, start, TurnState.FAILED, note=failed_note(error.message))
+            self._end_turn(session, start, TurnState.FAILED, None, failed_note(error.message))
             raise
         except Exception:
-            self._end_turn(session, start, TurnState.FAILED, note=failed_note("internal error"))
+            self._end_turn(session, start, TurnState.FAILED, None, failed_note("internal error"))
+            raise
+        except BaseException:  # AGENT-CANCEL-003: $/cancel_request, or the connection closed
+            self._end_turn(session, start, *outside_end(self._peer.closed))
             raise
         finally:
             session.idle.set()
@@ -447,21 +448,9 @@ class Agent:
         return Reply(acp.to_wire(response))
 
     def _end_turn(
-        self,
-        session: Session,
-        start: TurnStart,
-        state: TurnState,
-        stop_reason: str | None = None,
-        *,
-        note: str | None = None,
+        self, session: Session, start: TurnStart, state: TurnState, *end: str | None
     ) -> None:
-        session.updated_at = time.time()
-        try:
-            self._durable.store.end_turn(
-                session.session_id, start.seq, state, stop_reason=stop_reason, note=note
-            )
-        except Exception:  # never mask the turn's own outcome; a later load settles it
-            _log.exception("could not record the end of turn %s", start.turn_id)
+        record_end(self._durable.opened, session, start, state, *end)
 
     async def _announce_title(self, session: Session, title: str) -> None:
         """SESS-033: the title, once the first turn completed, before its response."""
@@ -494,6 +483,7 @@ class Agent:
         except Exception:
             _log.warning("ignoring malformed session/cancel")
             return
+        pending = self._tickets.cancel(request.session_id)  # also a turn not started yet
         session = self._sessions.get(request.session_id)
-        if session is None or not session.cancel():
+        if not (session is not None and session.cancel()) and not pending:
             _log.debug("session/cancel for idle or unknown session %s", request.session_id)

@@ -96,6 +96,11 @@ class DurableSessions:
             self._store = SessionStore(self._state_dir)
         return self._store
 
+    @property
+    def opened(self) -> SessionStore | None:
+        """The store if it is open now (None before first use and after `close`)."""
+        return self._store
+
     def close(self, session_ids: Sequence[str], *, close_store: bool = True) -> None:
         """Releases these sessions; closes the store too if it opened it."""
         if self._store is None:

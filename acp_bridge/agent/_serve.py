@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from acp_bridge._json import JsonValue
+from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._initialize import initialize
-from acp_bridge.jsonrpc import JsonRpcPeer, Reply, Tracer
+from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, Tracer
 from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, Transport
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class _Connection:
         self._caps: JsonValue = None
         self._agent: Agent | None = None
         self.ledger: EffectLedger | None = None
+        self._tickets = TurnTickets()  # from the first request on, before the agent loads
 
     def agent(self) -> Agent:
         if self._agent is None:
@@ -46,7 +48,7 @@ class _Connection:
 
             config = self._load()
             self.ledger = EffectLedger(config.state_dir)
-            agent = Agent(config, self._peer, self.ledger)
+            agent = Agent(config, self._peer, self.ledger, tickets=self._tickets)
             agent.set_client_capabilities(self._caps)
             self._agent = agent
         return self._agent
@@ -64,10 +66,17 @@ class _Connection:
             return Reply(result, self._warm_up)
         return await self.agent().handle_request(method, params)
 
+    def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None:
+        self._tickets.received(request_id, method, params)  # AGENT-CANCEL-002
+
     async def handle_notification(self, method: str, params: JsonValue) -> None:
-        # Before the agent exists no turn can run, so a session/cancel is harmless to drop.
         if self._agent is not None:
             await self._agent.handle_notification(method, params)
+        elif method == "session/cancel" and isinstance(params, dict):
+            # No turn started yet, but a prompt read before the agent loaded may be waiting.
+            session_id = params.get("sessionId")
+            if isinstance(session_id, str):
+                self._tickets.cancel(session_id)
 
 
 async def serve(

@@ -23,7 +23,15 @@ from acp_bridge.jsonrpc._envelope import (
     classify,
 )
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire, validation_details
-from acp_bridge.jsonrpc._peer import CANCEL_REQUEST, Handler, JsonRpcPeer, Reply, Tracer
+from acp_bridge.jsonrpc._peer import (
+    CANCEL_REQUEST,
+    Handler,
+    JsonRpcPeer,
+    Reply,
+    RequestObserver,
+    Tracer,
+    current_request_id,
+)
 
 __all__ = [
     "AUTH_REQUIRED",
@@ -43,9 +51,11 @@ __all__ = [
     "Reply",
     "Request",
     "RequestId",
+    "RequestObserver",
     "Response",
     "Tracer",
     "classify",
+    "current_request_id",
     "error_object",
     "error_to_wire",
     "validation_details",

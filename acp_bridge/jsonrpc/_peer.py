@@ -3,7 +3,10 @@
 Contract:
 - Inbound requests and notifications each run in their own task, concurrently, under the
   one task group of `serve`; each request has its own cancel scope, so `$/cancel_request`
-  (in either direction) ends it with -32800.
+  (in either direction) ends it with -32800. A handler that is also a `RequestObserver` hears
+  of each request synchronously, in read order, before its task is scheduled (so state a later
+  line refers to exists from the moment the request was read); inside the handler,
+  `current_request_id()` is the id of the request being handled.
 - Every inbound request gets exactly one response; notifications never get one; a line that
   is not JSON-RPC gets an error with `id: null` (or the request's id when one is usable),
   and the connection keeps serving.
@@ -18,10 +21,11 @@ Contract:
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 import jsonrpc_base
@@ -47,10 +51,27 @@ from acp_bridge.jsonrpc._envelope import (
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire
 from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport, encode
 
-__all__ = ["CANCEL_REQUEST", "Handler", "JsonRpcPeer", "Reply", "Tracer"]
+__all__ = [
+    "CANCEL_REQUEST",
+    "Handler",
+    "JsonRpcPeer",
+    "Reply",
+    "RequestObserver",
+    "Tracer",
+    "current_request_id",
+]
 
 CANCEL_REQUEST = "$/cancel_request"
 _log = logging.getLogger("acp_bridge.jsonrpc")
+_CURRENT_REQUEST: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
+    "acp_bridge_jsonrpc_request", default=None
+)
+
+
+def current_request_id() -> RequestId | None:
+    """The id of the inbound request whose handler is running (None outside a handler)."""
+    return _CURRENT_REQUEST.get()
+
 
 Tracer = Callable[[str, JsonValue], None]
 """Called with ("in" | "out", message) for every message, before handling / after encoding."""
@@ -75,6 +96,17 @@ class Handler(Protocol):
     async def handle_request(self, method: str, params: JsonValue) -> JsonValue | Reply: ...
 
     async def handle_notification(self, method: str, params: JsonValue) -> None: ...
+
+
+@runtime_checkable
+class RequestObserver(Protocol):
+    """Optional for a `Handler`: told of each inbound request as soon as it is read.
+
+    Called synchronously in read order, before the request's task is scheduled and before
+    any later line is read; it must not block, and what it raises is logged and ignored.
+    """
+
+    def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None: ...
 
 
 @dataclass(slots=True)
@@ -165,6 +197,11 @@ class JsonRpcPeer:
             scope = anyio.CancelScope()
             self._inflight[message.id] = scope
             self._running += 1  # counted now: the drain at end of input must wait for it
+            if isinstance(handler, RequestObserver):
+                try:
+                    handler.request_received(message.id, message.method, message.params)
+                except Exception as exc:
+                    _log.error("request_received for %s failed", message.method, exc_info=exc)
             tg.start_soon(self._run_request, message, handler, scope)
         elif isinstance(message, Notification):
             if message.method == CANCEL_REQUEST:
@@ -191,6 +228,7 @@ class JsonRpcPeer:
     async def _answer(self, request: Request, handler: Handler, scope: anyio.CancelScope) -> None:
         reply: JsonValue | Reply = None
         error: JsonObject | None = None
+        _CURRENT_REQUEST.set(request.id)  # this task's own context (anyio copies it per task)
         try:
             with scope:
                 reply = await handler.handle_request(request.method, request.params)

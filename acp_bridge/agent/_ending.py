@@ -1,0 +1,62 @@
+"""How a prompt turn's end is recorded in the session store, whatever ended it (AGENT-CANCEL-003).
+
+Every way a turn ends records its end, so a later prompt is never taken for a re-run of a turn
+that in fact ended (SESS-021):
+
+- its response (`session/cancel` included): `completed`, with the stop reason;
+- an error response: `failed`, with a note (what a replay shows);
+- `$/cancel_request` of the prompt: `completed`, stop reason `cancelled` (the editor gave up);
+- the connection closing mid-turn: `interrupted`, with a note; sending the same prompt again
+  continues it (SESS-021).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from acp_bridge.agent._session import Session
+from acp_bridge.sessions import SessionStore, TurnStart, TurnState
+
+__all__ = ["CONNECTION_CLOSED_NOTE", "failed_note", "outside_end", "record_end"]
+
+_log = logging.getLogger("acp_bridge.agent")
+
+CONNECTION_CLOSED_NOTE = (
+    "This turn was interrupted: the editor's connection closed before it finished. What "
+    "completed is shown above. Send the same prompt again to continue it; effects that "
+    "already ran are not run again."
+)
+
+
+def failed_note(reason: str) -> str:
+    """The closing text a replay shows for a turn that ended with an error."""
+    return f"This turn ended with an error: {reason}"
+
+
+def outside_end(connection_closed: bool) -> tuple[TurnState, str | None, str | None]:
+    """(state, stop reason, note) of a turn cancelled from outside its own scope."""
+    if connection_closed:
+        return TurnState.INTERRUPTED, None, CONNECTION_CLOSED_NOTE
+    return TurnState.COMPLETED, "cancelled", None  # $/cancel_request: the editor gave up
+
+
+def record_end(
+    store: SessionStore | None,
+    session: Session,
+    start: TurnStart,
+    state: TurnState,
+    stop_reason: str | None = None,
+    note: str | None = None,
+) -> None:
+    """Records the end; a failure is logged, never masking the turn's own outcome (a later
+    load settles a turn left `running`). `store` None: the connection already released its
+    sessions, so the turn stays `running` for the next owner to settle (SESS-020)."""
+    session.updated_at = time.time()
+    if store is None:
+        _log.warning("turn %s ended after its connection closed the store", start.turn_id)
+        return
+    try:
+        store.end_turn(session.session_id, start.seq, state, stop_reason=stop_reason, note=note)
+    except Exception:
+        _log.exception("could not record the end of turn %s", start.turn_id)
