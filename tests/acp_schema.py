@@ -1,8 +1,16 @@
 """The official ACP v1 JSON Schema as the test oracle for every message the agent writes.
 
-The schema file is never copied into this repository. It is read from
-`<repo>/../shared/acp-schema/v1/schema.json` (CI clones the repo with `../shared` beside it),
-or from the file named by `ACP_SCHEMA_PATH`. A missing schema is an error, never a skip.
+The schema file is never copied into this repository. It comes from its npm package,
+`@agentclientprotocol/sdk` 2.4.0 (file `schema/v1/schema.json`), pinned with acpx in
+tests/npm/package.json and package-lock.json and installed by the same `npm ci` on first use
+(tests/npm_oracles.py). Where it is looked for, in order:
+1. the file named by `ACP_SCHEMA_PATH` (optional; used as is, never a fallback);
+2. tests/npm/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json, after `npm ci`
+   there when Node.js is installed and the file is not there yet;
+3. `<repo>/../shared/acp-schema/v1/schema.json` (optional, a copy beside the clone).
+With none of them (no Node.js, no copy), a test that needs the schema is skipped with what to
+install, except under CI (`CI` set), where it fails. The npm and shared copies must have the
+pinned sha256 (`SCHEMA_SHA256`).
 
     validator = AgentWireValidator(strict_roots=True)
     validator.note_client_message(initialize_request)   # so its response can be matched
@@ -27,6 +35,7 @@ free-form maps are exempt. Compiled validators are cached at module level.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -34,52 +43,91 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+import pytest
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
+from npm_oracles import INSTALL_HINT, NPM_DIR, installed, node_problem
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 __all__ = [
     "SCHEMA_ENV",
+    "SCHEMA_PACKAGE",
+    "SCHEMA_SHA256",
     "AgentWireValidator",
     "MethodDefs",
     "ObjectShape",
     "SchemaNotFound",
+    "SchemaUnavailable",
     "agent_sent_defs",
     "assert_matches_def",
     "client_sent_defs",
     "load_schema",
+    "npm_schema_path",
     "object_shape",
     "schema",
     "schema_path",
+    "shared_schema_path",
     "undeclared_keys",
 ]
 
 SCHEMA_ENV = "ACP_SCHEMA_PATH"
+SCHEMA_PACKAGE = "@agentclientprotocol/sdk@2.4.0"
+SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
 _SCHEMA_URI = "urn:acp-bridge:official-acp-schema:v1"
 _JSONRPC_KEYS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
 
 
 class SchemaNotFound(FileNotFoundError):
-    """The official ACP schema file is not where the tests look for it."""
+    """The official ACP schema file is not where the tests look for it, or not that file."""
 
 
-def schema_path() -> Path:
-    """`$ACP_SCHEMA_PATH`, else `<repo>/../shared/acp-schema/v1/schema.json`."""
+class SchemaUnavailable(SchemaNotFound):
+    """No copy of the schema here, and no Node.js to install it: a skip outside CI."""
+
+
+def npm_schema_path() -> Path:
+    """Where `npm ci` in tests/npm puts the schema of the pinned `@agentclientprotocol/sdk`."""
+    package = NPM_DIR / "node_modules" / "@agentclientprotocol" / "sdk"
+    return package / "schema" / "v1" / "schema.json"
+
+
+def shared_schema_path() -> Path:
+    """The optional copy beside the clone: `<repo>/../shared/acp-schema/v1/schema.json`."""
+    repo = Path(__file__).resolve().parent.parent
+    return repo.parent / "shared" / "acp-schema" / "v1" / "schema.json"
+
+
+def schema_path(*, install: bool = True) -> Path:
+    """The schema file to use: `$ACP_SCHEMA_PATH`, else the npm copy (installed with `npm ci`
+    first when Node.js is there and `install`), else `../shared`'s copy.
+
+    Raises SchemaNotFound when there is none; `schema()` turns that into a skip outside CI.
+    """
     configured = os.environ.get(SCHEMA_ENV)
     if configured:
         return Path(configured)
-    repo = Path(__file__).resolve().parent.parent
-    return repo.parent / "shared" / "acp-schema" / "v1" / "schema.json"
+    npm = npm_schema_path()
+    if npm.is_file():
+        return npm
+    if install and node_problem() is None:
+        return installed(npm, f"the official ACP schema ({SCHEMA_PACKAGE})")
+    shared = shared_schema_path()
+    if shared.is_file():
+        return shared
+    raise SchemaUnavailable(
+        f"the official ACP v1 JSON schema ({SCHEMA_PACKAGE}, schema/v1/schema.json) comes "
+        f"from npm and Node.js is not usable ({node_problem()}): {INSTALL_HINT}; "
+        f"or set {SCHEMA_ENV} to that schema file"
+    )
 
 
 def load_schema(path: Path) -> dict[str, Any]:
     """Reads and sanity-checks the schema file at `path` (uncached)."""
     if not path.is_file():
         raise SchemaNotFound(
-            f"the official ACP v1 JSON schema is not at {path}. Put the shared folder beside "
-            f"the repository (<repo>/../shared/acp-schema/v1/schema.json) or set {SCHEMA_ENV} "
-            "to the schema file. Schema checks never skip."
+            f"the official ACP v1 JSON schema is not at {path}: set {SCHEMA_ENV} to the "
+            f"schema file, or unset it to use {SCHEMA_PACKAGE} from tests/npm"
         )
     loaded = json.loads(path.read_text(encoding="utf-8"))
     if not (
@@ -92,10 +140,43 @@ def load_schema(path: Path) -> dict[str, Any]:
     return loaded
 
 
-@functools.cache
+def _check_pinned(path: Path, data: bytes) -> None:
+    if os.environ.get(SCHEMA_ENV):
+        return  # the caller's own choice of schema file
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != SCHEMA_SHA256:
+        raise SchemaNotFound(
+            f"{path} has sha256 {digest}, not the pinned {SCHEMA_PACKAGE} schema's "
+            f"{SCHEMA_SHA256}: run `npm ci` in {NPM_DIR} again"
+        )
+
+
+_outcome: list[dict[str, Any] | BaseException] = []
+
+
 def schema() -> dict[str, Any]:
-    """The official schema, loaded once per test session."""
-    return load_schema(schema_path())
+    """The official schema, found and loaded once per test session.
+
+    Missing (no Node.js, no copy): the calling test is skipped with what to install, or
+    fails under CI. Any other problem (a failed `npm ci`, a wrong file) fails every caller
+    with the same message, without trying again.
+    """
+    if not _outcome:
+        try:
+            path = schema_path()
+            loaded = load_schema(path)
+            _check_pinned(path, path.read_bytes())
+            _outcome.append(loaded)
+        except (SchemaNotFound, AssertionError) as exc:
+            _outcome.append(exc)
+    outcome = _outcome[0]
+    if isinstance(outcome, dict):
+        return outcome
+    if isinstance(outcome, SchemaUnavailable):
+        if not os.environ.get("CI"):
+            pytest.skip(str(outcome))
+        raise SchemaUnavailable(f"CI must run this test: {outcome}")
+    raise outcome
 
 
 # --- compiled validators -----------------------------------------------------------------

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-import pytest
+from npm_oracles import NPM_DIR, installed
 
 __all__ = [
     "NPM_DIR",
@@ -306,39 +305,15 @@ class LineProcess:
 
 # --- acpx (npm), the headless ACP client -----------------------------------------------------
 
-NPM_DIR = Path(__file__).resolve().parent / "npm"
-
 
 def acpx_executable() -> Path:
     """acpx from tests/npm, installed with `npm ci` on first use when it is not there yet.
 
     acpx is an oracle from the npm registry, so it needs Node.js. On a machine with only
-    Python the acpx tests are skipped with that reason (the README's test command still works
-    there); under CI (`CI=true`, where .ci/run installs it first) a missing acpx fails.
+    Python the acpx tests are skipped saying what to install (the README's test command still
+    works there); under CI (`CI` set) a missing Node.js fails them (tests/npm_oracles.py).
     """
-    path = NPM_DIR / "node_modules" / ".bin" / "acpx"
-    if path.exists():
-        return path
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        if os.environ.get("CI"):
-            raise AssertionError(
-                f"acpx is required in CI: install Node.js and run `npm ci` in {NPM_DIR}"
-            )
-        pytest.skip(
-            "Node.js is not installed: the acpx oracle tests need it (.ci/run installs acpx)"
-        )
-    done = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=NPM_DIR,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not path.exists():
-        raise AssertionError(f"`npm ci` in {NPM_DIR} failed:\n{done.stderr[-2000:]}")
-    return path
+    return installed(NPM_DIR / "node_modules" / ".bin" / "acpx", "acpx (the headless ACP client)")
 
 
 @dataclass(frozen=True, slots=True)

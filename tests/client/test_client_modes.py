@@ -119,7 +119,7 @@ def _bridge_stream(
 @pytest.mark.requirement("RESET-008")
 @pytest.mark.requirement("EDITOR-003")
 @pytest.mark.requirement("EDITOR-004")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(_model_call, min_size=1, max_size=3))
 def test_reset_aware_view_is_exactly_the_completed_attempts(calls: Any) -> None:
     events, messages, thoughts = _bridge_stream(calls)

@@ -317,7 +317,11 @@ async def test_requests_written_before_eof_are_all_answered() -> None:
 
 @pytest.mark.requirement("RPC-ERR-001")
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60,
+    suppress_health_check=[
+        *settings.default.suppress_health_check,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 @given(
     lines=st.lists(

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from acp_schema import assert_matches_def, object_shape
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -630,7 +630,7 @@ def _mutate(value: Any, data: st.DataObject) -> Any:
 
 @pytest.mark.requirement("PROTO-SCHEMA-001")
 @pytest.mark.requirement("PROTO-LENIENT-001")
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(data=st.data())
 def test_whatever_is_read_is_rejected_cleanly_or_re_emitted_valid(data: st.DataObject) -> None:
     model, def_name = data.draw(st.sampled_from(SAMPLES))

@@ -4,12 +4,11 @@ rejects what it does not with a readable message, and matches responses to reque
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import acp_schema
 import pytest
-from acp_schema import AgentWireValidator, SchemaNotFound, undeclared_keys
+from acp_schema import AgentWireValidator, undeclared_keys
 from jsonschema import Draft202012Validator
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
@@ -196,20 +195,3 @@ def test_the_tag_shortcut_agrees_with_the_plain_validator() -> None:
     assert [fast.is_valid(case) for case in cases] == [True, False, False, False, True] + [
         False
     ] * 3
-
-
-def test_the_schema_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(acp_schema.SCHEMA_ENV, raising=False)
-    default = acp_schema.schema_path()
-    assert default.parts[-4:] == ("shared", "acp-schema", "v1", "schema.json")
-    assert default.parent.parent.parent.parent == Path(acp_schema.__file__).resolve().parents[2]
-    missing = tmp_path / "nowhere" / "schema.json"
-    monkeypatch.setenv(acp_schema.SCHEMA_ENV, str(missing))
-    assert acp_schema.schema_path() == missing
-    with pytest.raises(SchemaNotFound, match="ACP_SCHEMA_PATH") as caught:
-        acp_schema.load_schema(missing)
-    assert str(missing) in str(caught.value)
-    other = tmp_path / "other.json"
-    other.write_text('{"type": "object"}')
-    with pytest.raises(SchemaNotFound, match="is not the ACP v1 JSON schema"):
-        acp_schema.load_schema(other)

@@ -160,7 +160,7 @@ def _streams(draw: st.DrawFn) -> bytes:
     return (("\ufeff" if draw(st.booleans()) else "") + text).encode()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(data=_streams(), cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12))
 def test_any_chunking_gives_the_same_items(data: bytes, cuts: list[int]) -> None:
     whole = decode(data)

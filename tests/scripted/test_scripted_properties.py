@@ -127,7 +127,7 @@ def meaning(seen: Accumulated) -> tuple[str, str, list[tuple[str, JsonObject]], 
 # event loop, where its control flow (StopTest on overrun) belongs.
 @pytest.mark.requirement("SCRIPT-021")
 @pytest.mark.requirement("SCRIPT-023")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(data=st.data(), segments=SEGMENTS)
 def test_any_split_plays_to_the_same_meaning(
     data: st.DataObject, segments: list[tuple[Any, ...]]
