@@ -36,6 +36,7 @@ __all__ = [
     "AwaitHangup",
     "End",
     "Fin",
+    "KeepAlive",
     "LoopbackServer",
     "ReceivedRequest",
     "Reply",
@@ -85,6 +86,15 @@ class AwaitHangup:
 
 
 @dataclass(frozen=True, slots=True)
+class KeepAlive:
+    """Sends `data` (an SSE comment) every `every` seconds until the client hangs up: a
+    server keeping an idle stream open, as proxies and some providers do."""
+
+    data: str = ": keep-alive\n\n"
+    every: float = 0.02
+
+
+@dataclass(frozen=True, slots=True)
 class Fin:
     pass
 
@@ -99,7 +109,7 @@ class End:
     pass
 
 
-Step: TypeAlias = Send | SendRaw | WaitFor | AwaitHangup | Fin | Rst | End
+Step: TypeAlias = Send | SendRaw | WaitFor | AwaitHangup | KeepAlive | Fin | Rst | End
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +244,14 @@ async def _play(stream: anyio.abc.SocketStream, reply: Reply) -> None:
             await stream.send(step.data)
         elif isinstance(step, WaitFor):
             await step.event.wait()
+        elif isinstance(step, KeepAlive):
+            data = step.data.encode()
+            try:
+                while True:
+                    await stream.send(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                    await anyio.sleep(step.every)  # the server's keep-alive interval
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return
         elif isinstance(step, AwaitHangup):
             await _wait_for_hangup(stream)
             step.event.set()

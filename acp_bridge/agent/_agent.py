@@ -388,7 +388,13 @@ class Agent:
                 history = store.history(session.session_id)
                 session.history = history[:-1]  # without the prompt just stored
         session.turns = start.ordinal
-        sink = PeerTurnSink(self._peer, session.session_id)
+        live = session.live_updates(
+            notices=self._client_caps is not None
+            and self._client_caps.session is not None
+            and self._client_caps.session.notices is not None,
+            context_window=self._config.context_window,
+        )
+        sink = PeerTurnSink(self._peer, session.session_id, live)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         turn = TurnRequest(
             turn_id=start.turn_id,

@@ -35,6 +35,8 @@ class AgentConfig:
         retry_policy: the turn engine's retry policy.
         commands: slash commands offered after session/new.
         tools: the tools offered to the model.
+        context_window: the model's context window in tokens (the `context_window`
+            setting); None: the known-models table, else a default (usage_update.size).
     """
 
     provider: ModelProvider
@@ -46,3 +48,4 @@ class AgentConfig:
     commands: tuple[SlashCommand, ...] = ()
     tools: ToolRegistry = field(default_factory=default_tools)
     max_model_calls: int = 32
+    context_window: int | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from acp_bridge.agent._live import usage_fields as usage_meta_of
 from acp_bridge.sessions import TurnStart
 from acp_bridge.turn import TurnResult
 
@@ -30,6 +31,7 @@ def turn_report(start: TurnStart, result: TurnResult) -> dict[str, Any]:
                 "state": a.state.value,
                 "reason": a.reason,
                 "billed": a.billed,
+                "usage": usage_meta_of(a.usage),
             }
             for a in result.attempts
         ],

@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._live import LiveUpdates
 from acp_bridge.providers import Message
 from acp_bridge.turn import PermissionMemory, SessionMode
 
@@ -49,9 +50,20 @@ class Session:
     running: anyio.CancelScope | None = None
     idle: anyio.Event = field(default_factory=anyio.Event)
     closed: bool = False
+    live: LiveUpdates | None = None
 
     def __post_init__(self) -> None:
         self.idle.set()
+
+    def live_updates(self, *, notices: bool, context_window: int | None) -> LiveUpdates:
+        """The session's usage/notice/plan translator, kept across turns (its cumulative
+        cost and context in use), following the session's current model."""
+        if self.live is None:
+            self.live = LiveUpdates(self.model)
+        self.live.model = self.model
+        self.live.notices = notices
+        self.live.context_window = context_window
+        return self.live
 
     @property
     def roots(self) -> tuple[Path, ...]:

@@ -19,6 +19,7 @@ import anyio
 
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.turn import (
@@ -99,9 +100,10 @@ class PeerTurnSink:
     synchronously.
     """
 
-    def __init__(self, peer: JsonRpcPeer, session_id: str) -> None:
+    def __init__(self, peer: JsonRpcPeer, session_id: str, live: LiveUpdates | None = None) -> None:
         self._peer = peer
         self._session_id = session_id
+        self._live = live or LiveUpdates("")
         self._buffer = ChunkBuffer()
         self._wake = anyio.Event()
         self._idle = anyio.Event()
@@ -179,6 +181,10 @@ class PeerTurnSink:
         await self.flush()
         if isinstance(update, AgentText | AgentThought):
             await self._write_chunk(update)
+        elif isinstance(update, LIVE_UPDATES):
+            live = self._live.wire(update)
+            if live is not None:
+                await send_session_update(self._peer, self._session_id, live)
         else:
             await send_session_update(self._peer, self._session_id, update_model(update))
 

@@ -68,6 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-line-bytes", dest="max_line_bytes", type=int, help="largest accepted message"
     )
+    parser.add_argument(
+        "--max-wait",
+        dest="max_wait",
+        type=float,
+        help="seconds a model call may wait without progress, retries included (default 180)",
+    )
+    parser.add_argument(
+        "--context-window",
+        dest="context_window",
+        type=int,
+        help="the model's context window in tokens (default: known models, else 128000)",
+    )
     return parser
 
 

@@ -88,7 +88,14 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         state_dir=settings.state_dir,
         missing_key_vars=missing_key_vars(settings),
         system_prompt=settings.system_prompt or DEFAULT_SYSTEM_PROMPT,
-        retry_policy=RetryPolicy(max_attempts=settings.max_attempts),
+        retry_policy=RetryPolicy(
+            max_attempts=settings.max_attempts,
+            max_wait=settings.max_wait if settings.max_wait > 0 else None,
+            stall_notice_after=settings.stall_notice_after
+            if settings.stall_notice_after > 0
+            else None,
+        ),
+        context_window=settings.context_window,
         commands=commands,
     )
 

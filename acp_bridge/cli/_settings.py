@@ -28,6 +28,8 @@ _ENV = {
     "trace": "ACP_BRIDGE_TRACE",
     "log_level": "ACP_BRIDGE_LOG_LEVEL",
     "inject_fault": "ACP_BRIDGE_INJECT_FAULT",
+    "max_wait": "ACP_BRIDGE_MAX_WAIT",
+    "context_window": "ACP_BRIDGE_CONTEXT_WINDOW",
 }
 _FILE_KEYS = frozenset(
     {
@@ -39,12 +41,13 @@ _FILE_KEYS = frozenset(
         "first_token_timeout",
         "max_attempts",
         "max_tokens",
+        "stall_notice_after",
     }
 )
 
 
-_INTS = frozenset({"max_line_bytes", "max_attempts", "max_tokens"})
-_FLOATS = frozenset({"idle_timeout", "first_token_timeout"})
+_INTS = frozenset({"max_line_bytes", "max_attempts", "max_tokens", "context_window"})
+_FLOATS = frozenset({"idle_timeout", "first_token_timeout", "max_wait", "stall_notice_after"})
 
 
 class SettingsError(Exception):
@@ -83,6 +86,9 @@ class BridgeSettings:
     first_token_timeout: float = 120.0
     max_attempts: int = 4
     max_tokens: int = 8192
+    max_wait: float = 180.0
+    stall_notice_after: float = 15.0
+    context_window: int | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
 
 

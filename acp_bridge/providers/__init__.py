@@ -29,8 +29,10 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._windows import DEFAULT_CONTEXT_WINDOW, known_context_window
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
     "AssistantTurn",
     "FaultKind",
     "Finish",
@@ -54,4 +56,5 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserTurn",
+    "known_context_window",
 ]

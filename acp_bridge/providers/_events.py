@@ -106,12 +106,18 @@ class ToolCallComplete:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage reported by the provider; the last `Usage` of an attempt wins."""
+    """Token usage reported by the provider; the last `Usage` of an attempt wins.
+
+    Adapters pass usage on as soon as the provider reports it (cumulative totals), not only
+    before the finish, so an attempt that breaks later still has what it was billed.
+    `cost` is the provider's own figure for the attempt (OpenRouter's credits), if any.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
     reasoning_tokens: int = 0
+    cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

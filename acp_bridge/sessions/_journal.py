@@ -71,8 +71,9 @@ class TurnRecorder:
                     raw_input=update.raw_input,
                 )
             )
-        else:
+        elif isinstance(update, ToolCallChanged):
             self._changed(update)
+        # Usage, notices and plans are live: the plan is replayed from its tool call.
         await self._sink.send_update(update)  # after it is durable
 
     async def request_permission(

@@ -30,6 +30,7 @@ class GiveUp(enum.StrEnum):
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     TURN_BUDGET_EXHAUSTED = "turn_budget_exhausted"
     RETRY_AFTER_TOO_LONG = "retry_after_too_long"
+    MAX_WAIT_EXCEEDED = "max_wait_exceeded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,10 @@ class RetryPolicy:
         max_retry_after: the longest server-requested wait the bridge sleeps; above it the turn
             fails with ``retryableLater`` and ``retryAfterSeconds``.
         content_filter_retries: how often a content-filter / refusal finish is retried (off).
+        max_wait: the longest a model call waits without progress, back-offs and retries
+            included, before the turn fails (None: no cap; WAIT-003).
+        stall_notice_after: after this long without data the user is told the stream is
+            stalled, before any timeout fires (None: never; WAIT-002).
     """
 
     max_attempts: int = 4
@@ -61,6 +66,8 @@ class RetryPolicy:
     max_delay: float = 8.0
     max_retry_after: float = 30.0
     content_filter_retries: int = 0
+    max_wait: float | None = 180.0
+    stall_notice_after: float | None = 15.0
 
     def is_retryable(self, error: ModelStreamError) -> bool:
         """TURN-009: the adapter's classification, with 4xx client errors never retried."""
@@ -138,7 +145,9 @@ class TurnFailed(InternalError):
         if error.provider_code is not None:
             data["providerCode"] = error.provider_code
         what = f"{error.kind.value}" + (f", HTTP {error.status}" if error.status else "")
-        if give_up is GiveUp.RETRY_AFTER_TOO_LONG:
+        if give_up is GiveUp.MAX_WAIT_EXCEEDED:
+            message = error.message
+        elif give_up is GiveUp.RETRY_AFTER_TOO_LONG:
             message = (
                 f"The model provider asked to wait {error.retry_after:g} s before retrying "
                 f"({what}), longer than the {policy.max_retry_after:g} s the bridge waits. "

@@ -31,6 +31,7 @@ from acp_bridge.providers import (
     ModelProvider,
     ModelRequest,
     ModelStreamError,
+    StreamStart,
     TextDelta,
     ThoughtDelta,
     ToolCall,
@@ -46,9 +47,11 @@ from acp_bridge.turn._history import repair_history
 from acp_bridge.turn._ledger import EffectLedger
 from acp_bridge.turn._permission import PermissionGate, PermissionMemory, SessionMode
 from acp_bridge.turn._reset import ChunkPresenter
-from acp_bridge.turn._retry import RetryPolicy, TurnFailed
+from acp_bridge.turn._retry import GiveUp, RetryPolicy, TurnFailed
 from acp_bridge.turn._tool_calls import ToolCallBatch, ToolRun
 from acp_bridge.turn._updates import TurnSink
+from acp_bridge.turn._usage import usage_report
+from acp_bridge.turn._watch import ProgressWatch, retry_notice, wait_exceeded
 
 __all__ = [
     "AttemptReport",
@@ -65,6 +68,7 @@ logger = logging.getLogger(__name__)
 
 _FILTERED = frozenset({FinishReason.CONTENT_FILTER, FinishReason.REFUSAL})
 _CHUNK_EVENTS = (TextDelta, ThoughtDelta)  # a tuple: isinstance checks it faster than a union
+_NO_PROGRESS = (StreamStart, Usage)  # a server that only opens streams makes no progress
 _NOT_RUN = "Not run: the turn was cancelled before this tool call ran."
 
 
@@ -263,6 +267,7 @@ class Turn:
             if len(self.model_calls) >= self.request.max_model_calls:
                 return StopReason.MAX_TURN_REQUESTS
             attempt = await self._model_call()
+            await self._report_usage(self.model_calls[-1])  # USAGE-001: after every call
             assert attempt.finish is not None
             reason = attempt.finish.reason
             if reason in _FILTERED:
@@ -291,10 +296,11 @@ class Turn:
         presenter = ChunkPresenter(self.id_prefix, call.number)
         attempt = call.start_attempt()
         filtered = 0
+        watch = ProgressWatch(stall_after=policy.stall_notice_after, max_wait=policy.max_wait)
         while True:
             failure: ModelStreamError | None = None
             try:
-                await self._stream(call, attempt, presenter)
+                await self._watched_stream(call, attempt, presenter, watch)
             except ModelStreamError as error:
                 failure = error
             else:
@@ -317,11 +323,17 @@ class Turn:
                     retries_in_turn=self.retries,
                     random=request.random,
                 )
-                if not decision.retry:
-                    assert decision.give_up is not None
+                give_up = decision.give_up
+                if watch.exceeded:
+                    give_up = GiveUp.MAX_WAIT_EXCEEDED
+                elif decision.retry and watch.would_exceed(decision.delay):
+                    give_up = GiveUp.MAX_WAIT_EXCEEDED  # WAIT-003: no back-off past the cap
+                    failure = wait_exceeded(failure, request.provider.name, watch, decision.delay)
+                if give_up is not None:
+                    await self._report_usage(call)  # USAGE-002: failed calls were billed too
                     raise TurnFailed.from_error(
                         failure,
-                        decision.give_up,
+                        give_up,
                         attempts=attempt.number,
                         model_call=call.number,
                         policy=policy,
@@ -330,6 +342,9 @@ class Turn:
             self.retries += 1
             new = call.start_attempt()
             reset = presenter.reset_for(attempt, new, reason)
+            await request.sink.send_update(  # WAIT-001: a retry in words
+                retry_notice(failure, new.number, policy.max_attempts, delay)
+            )
             if reset is not None:
                 await request.sink.send_update(reset)  # RESET-001: before the back-off
             logger.info(
@@ -342,7 +357,33 @@ class Turn:
             await request.sleep(delay)
             attempt = new
 
-    async def _stream(self, call: ModelCall, attempt: Attempt, presenter: ChunkPresenter) -> None:
+    async def _watched_stream(
+        self, call: ModelCall, attempt: Attempt, presenter: ChunkPresenter, watch: ProgressWatch
+    ) -> None:
+        """`_stream` beside the watch's task (WAIT-002, WAIT-003); the stream's own exception
+        leaves unwrapped."""
+        failure: Exception | None = None
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch.watch, scope, self.request.sink.send_update)
+                try:
+                    await self._stream(call, attempt, presenter, watch)
+                except Exception as exc:
+                    failure = exc
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        if watch.exceeded:
+            raise wait_exceeded(None, self.request.provider.name, watch, 0.0)
+
+    async def _report_usage(self, call: ModelCall) -> None:
+        report = usage_report(call)
+        if report is not None:
+            await self.request.sink.send_update(report)
+
+    async def _stream(
+        self, call: ModelCall, attempt: Attempt, presenter: ChunkPresenter, watch: ProgressWatch
+    ) -> None:
         request = self.request
         repaired, _ = repair_history(request.history)  # TURN-007: before every request
         if repaired != request.history:
@@ -370,6 +411,8 @@ class Turn:
                 except Exception as exc:
                     raise _outside_contract(exc, request.provider.name) from exc
                 call.feed(event)
+                if not isinstance(event, _NO_PROGRESS):
+                    watch.seen += 1
                 if isinstance(event, _CHUNK_EVENTS):
                     update = presenter.chunk_for(attempt, event)
                     if update is not None:

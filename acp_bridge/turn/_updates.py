@@ -13,20 +13,26 @@ from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from acp_bridge._json import JsonValue
+from acp_bridge.providers import Usage
 from acp_bridge.tools._base import Location, ToolContent, ToolKind
 
 __all__ = [
     "AgentText",
     "AgentThought",
+    "AttemptUsage",
     "PermissionDecision",
     "PermissionOption",
     "PermissionOptionKind",
+    "PlanEntry",
+    "PlanShown",
     "ResetMarker",
     "ToolCallChanged",
     "ToolCallShown",
     "ToolStatus",
     "TurnSink",
     "TurnUpdate",
+    "UsageReport",
+    "UserNotice",
 ]
 
 
@@ -94,7 +100,65 @@ class ToolCallChanged:
     title: str | None = None
 
 
-TurnUpdate: TypeAlias = AgentText | AgentThought | ToolCallShown | ToolCallChanged
+@dataclass(frozen=True, slots=True)
+class AttemptUsage:
+    """What one attempt of a model call was billed (None: the provider reported nothing)."""
+
+    attempt: int
+    state: str
+    usage: Usage | None
+    billed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """A `usage_update`, sent after every model call (spec/usage-and-compaction.md).
+
+    `kept` is the usage of the completed attempt (None when the call failed): its input
+    plus output tokens are the context now in use. `attempts` lists every attempt with what
+    it was billed, abandoned ones included (they cost too, and are never counted as context).
+    """
+
+    model_call: int
+    kept: Usage | None
+    attempts: tuple[AttemptUsage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UserNotice:
+    """Words for the user outside the conversation: a retry, a stalled stream, what was
+    loaded. Sent as a `notice` to clients that advertised `session.notices`, else dropped
+    (the same facts are in the log and in `_meta`)."""
+
+    severity: str  # info, warning or error
+    title: str
+    description: str | None = None
+    kind: str = "info"  # machine-readable: retry, stalled, instructions, compaction, loop
+
+
+@dataclass(frozen=True, slots=True)
+class PlanEntry:
+    content: str
+    priority: str  # high, medium, low
+    status: str  # pending, in_progress, completed
+
+
+@dataclass(frozen=True, slots=True)
+class PlanShown:
+    """A `plan` update: the whole plan, replacing the previous one."""
+
+    entries: tuple[PlanEntry, ...]
+
+
+TurnUpdate: TypeAlias = (
+    AgentText
+    | AgentThought
+    | ToolCallShown
+    | ToolCallChanged
+    | UsageReport
+    | UserNotice
+    | PlanShown
+)
 
 
 class PermissionOptionKind(enum.StrEnum):

@@ -45,6 +45,9 @@ from acp_bridge.providers.http import AnthropicProvider, HttpProviderOptions
 
 REQUEST = ModelRequest(model="", messages=[UserTurn(("hi",))])
 START = StreamStart("anthropic", "claude-test", "msg_1")
+# message_start reports the input usage; the decoder passes it on at once (10.15).
+START_USAGE = Usage(input_tokens=124, output_tokens=5, cached_input_tokens=100)
+OPENING = (START, START_USAGE)
 
 
 def event(kind: str, **fields: Any) -> str:
@@ -154,7 +157,7 @@ async def test_text_stream_with_pings_and_usage() -> None:
     )
     assert error is None
     assert events == [
-        START,
+        *OPENING,
         TextDelta("Hel"),
         TextDelta("lo"),
         FINAL_USAGE,
@@ -191,7 +194,7 @@ async def test_thinking_signature_and_parallel_tool_use() -> None:
     )
     assert error is None
     assert events == [
-        START,
+        *OPENING,
         ThoughtDelta("Let me look."),
         ThoughtDelta("", signature="EqQBsig"),
         ThoughtDelta("", redacted_data="opaque"),
@@ -244,7 +247,7 @@ async def test_error_event_mid_stream(error_type: str, kind: FaultKind, retryabl
             event("error", error={"type": error_type, "message": "Overloaded"}),
         )
     )
-    assert events == [START, TextDelta("Hel")]
+    assert events == [*OPENING, TextDelta("Hel")]
     assert_fault(error, kind, retryable=retryable)
     assert error is not None
     assert error.provider_code == error_type
@@ -280,7 +283,7 @@ async def test_clean_eof_without_message_stop() -> None:
             message_delta("end_turn"),
         )
     )
-    assert events == [START, TextDelta("Hi"), FINAL_USAGE]
+    assert events == [*OPENING, TextDelta("Hi"), FINAL_USAGE]
     assert_fault(error, FaultKind.INCOMPLETE_STREAM)
 
 
@@ -333,12 +336,12 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
-        (_word_split, [START, TextDelta("Hel")]),
+        (_word_split, [*OPENING, TextDelta("Hel")]),
         (
             _after_tool_call,
-            [START, ToolCallStart("toolu_A", "read_file", 0), ToolCallDelta("toolu_A", 0, '{"pa')],
+            [*OPENING, ToolCallStart("toolu_A", "read_file", 0), ToolCallDelta("toolu_A", 0, '{"pa')],
         ),
-        (_before_finish, [START, TextDelta("Hello")]),
+        (_before_finish, [*OPENING, TextDelta("Hello")]),
     ],
     ids=["inside-word", "after-tool-call", "before-finish"],
 )
@@ -392,7 +395,7 @@ async def test_pings_do_not_satisfy_the_first_token_timeout() -> None:
         )
     finally:
         release.set()
-    assert events == [START]
+    assert events == [*OPENING]
     assert_fault(error, FaultKind.FIRST_TOKEN_TIMEOUT)
 
 

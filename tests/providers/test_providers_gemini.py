@@ -125,10 +125,10 @@ async def test_text_thoughts_and_trailing_signature() -> None:
     assert events == [
         START,
         ThoughtDelta("Counting r"),
+        FINAL_USAGE,  # passed on with the first chunk that reports it (10.15)
         TextDelta('There are **3** "r"s in'),
         TextDelta(" strawberry."),
         ThoughtDelta("", signature="Eo0H"),
-        FINAL_USAGE,
         Finish(FinishReason.STOP, "STOP"),
     ]
     sent = server.requests[0]
@@ -205,7 +205,7 @@ async def test_blocked_prompt_is_content_filter() -> None:
 @pytest.mark.parametrize("reason", ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"])
 async def test_malformed_function_call_finish(reason: str) -> None:
     events, error, _ = await run(sse_reply(response({"text": "Let me"}), response(finish=reason)))
-    assert events == [START, TextDelta("Let me")]
+    assert events == [START, TextDelta("Let me"), FINAL_USAGE]
     assert_fault(error, FaultKind.MALFORMED_TOOL_CALL)
     assert error is not None
     assert error.provider_code == reason
@@ -219,7 +219,7 @@ async def test_raw_json_error_appended_after_the_last_chunk() -> None:
     events, error, server = await run(
         sse_reply(response({"text": "Hi"}), response({"text": ""}, finish="STOP"), RAW_503)
     )
-    assert events == [START, TextDelta("Hi")]
+    assert events == [START, TextDelta("Hi"), FINAL_USAGE]
     assert_fault(error, FaultKind.OVERLOADED, status=503)
     assert error is not None
     assert error.provider_code == "UNAVAILABLE"
@@ -235,7 +235,7 @@ async def test_data_framed_error_mid_stream() -> None:
             sse({"error": {"code": 500, "message": "Internal", "status": "INTERNAL"}}),
         )
     )
-    assert events == [START, TextDelta("Hi")]
+    assert events == [START, TextDelta("Hi"), FINAL_USAGE]
     assert_fault(error, FaultKind.SERVER_ERROR, status=500)
 
 
@@ -250,7 +250,7 @@ async def test_raw_json_error_as_the_whole_200_body() -> None:
 @pytest.mark.requirement("PROV-EOF-001")
 async def test_clean_eof_without_finish_reason() -> None:
     events, error, _ = await run(sse_reply(response({"text": "Hel"})))
-    assert events == [START, TextDelta("Hel")]
+    assert events == [START, TextDelta("Hel"), FINAL_USAGE]
     assert_fault(error, FaultKind.INCOMPLETE_STREAM)
 
 
@@ -286,7 +286,7 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
-        (_word_split, [START, TextDelta("Hel")]),
+        (_word_split, [START, TextDelta("Hel"), FINAL_USAGE]),
         # Gemini sends calls whole: the call is complete, yet the attempt still fails.
         (
             _after_tool_call,
@@ -300,9 +300,10 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
                     '{"path": "a"}',
                     {"synthesized_id": True},
                 ),
+                FINAL_USAGE,
             ],
         ),
-        (_before_finish, [START, TextDelta("Hello")]),
+        (_before_finish, [START, TextDelta("Hello"), FINAL_USAGE]),
     ],
     ids=["inside-word", "after-tool-call", "before-finish"],
 )
@@ -334,7 +335,7 @@ async def test_stall_trips_the_idle_timeout() -> None:
         )
     finally:
         release.set()
-    assert events == [START, TextDelta("Hel")]
+    assert events == [START, TextDelta("Hel"), FINAL_USAGE]
     assert_fault(error, FaultKind.IDLE_TIMEOUT)
 
 

@@ -268,8 +268,11 @@ async def test_break_during_thought_chunks() -> None:
     assert sink_out.sink.resets() == [ResetMarker(2, "stream_interrupted")]
     # The marker is an agent_message_chunk even though both attempts began with thoughts.
     first_of_attempt_2 = next(
-        u for u in updates if u.message_id.endswith("-a2") or u.message_id.endswith("-a2-thought")
-    )  # type: ignore[union-attr]
+        u
+        for u in updates
+        if isinstance(u, AgentText | AgentThought)
+        and (u.message_id.endswith("-a2") or u.message_id.endswith("-a2-thought"))
+    )
     assert isinstance(first_of_attempt_2, AgentText)
     assert first_of_attempt_2.reset
     assert sink_out.view.thoughts == "Let me think about it."

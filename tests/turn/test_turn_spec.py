@@ -40,8 +40,11 @@ from acp_bridge.turn import (
     AgentText,
     AgentThought,
     PermissionOption,
+    PlanShown,
     ToolCallShown,
     TurnUpdate,
+    UsageReport,
+    UserNotice,
     run_turn,
 )
 
@@ -159,6 +162,8 @@ def to_wire(session_id: str, timeline: Sequence[TurnUpdate | PromptSeen]) -> lis
     messages: list[dict[str, Any]] = []
     request_id = 0
     for item in timeline:
+        if isinstance(item, UserNotice | UsageReport | PlanShown):
+            continue  # live updates beyond the reset flag (spec/usage-and-compaction.md)
         if isinstance(item, PromptSeen):
             messages.append(
                 {

@@ -106,7 +106,9 @@ class AnthropicStreamDecoder:
         self._message_id = as_str(message.get("id")) or None
         self._merge_usage(as_object(message.get("usage")))
         model = as_str(message.get("model")) or self._model
-        return [StreamStart(self._provider, model, self._message_id)]
+        start = StreamStart(self._provider, model, self._message_id)
+        # Passed on at once: an attempt that breaks later was billed its input (10.15).
+        return [start, self._usage_event()] if self._usage else [start]
 
     def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
         index = as_int(payload.get("index"))

@@ -107,9 +107,7 @@ class GeminiStreamDecoder:
                 f"{self._provider} stream ended without a finishReason",
                 phase=Phase.STREAM,
             )
-        events: list[StreamEvent] = [] if self._usage is None else [self._usage]
-        events.append(Finish(reason, raw))
-        return events
+        return [Finish(reason, raw)]
 
     def _response(self, response: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -131,7 +129,12 @@ class GeminiStreamDecoder:
                 self._finish(reason)
         usage = response.get("usageMetadata")
         if isinstance(usage, dict):
-            self._usage = _usage(usage)
+            # Cumulative, passed on as it arrives: an attempt that breaks after it was
+            # billed, and its usage must not be lost (10.15).
+            current = _usage(usage)
+            if current != self._usage:
+                self._usage = current
+                events.append(current)
         return events
 
     def _part(self, part: dict[str, Any]) -> list[StreamEvent]:

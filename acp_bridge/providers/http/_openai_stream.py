@@ -15,6 +15,7 @@ Terminal marker: `[DONE]`, or EOF after a `finish_reason`. Tool calls complete a
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -305,7 +306,15 @@ def _usage(usage: dict[str, Any]) -> Usage:
         output_tokens=as_int(usage.get("completion_tokens")),
         cached_input_tokens=as_int(prompt_details.get("cached_tokens")),
         reasoning_tokens=as_int(completion_details.get("reasoning_tokens")),
+        cost=_cost(usage.get("cost")),
     )
+
+
+def _cost(value: Any) -> float | None:
+    """OpenRouter's `usage.cost` (credits, in USD), when the server reports one."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value) if math.isfinite(value) else None
+    return None
 
 
 def _loads(text: str) -> Any:

@@ -158,6 +158,7 @@ class HttpTransport:
                 chunks = response.aiter_bytes() if encoded else response.aiter_raw()
                 tracing = self._options.trace is not None  # frozen options: checked once
                 semantic = False
+                quiet_since = math.inf
                 while True:
                     if semantic:
                         # The first-token clock has stopped; the read timeout is the idle
@@ -173,15 +174,27 @@ class HttpTransport:
                         if scope.cancelled_caught:
                             raise self._first_token_timeout(phase)
                     items = sse.end() if chunk is None else sse.feed(chunk)
+                    produced = False
                     for item in items:
                         if tracing:
                             self._trace_item(item, attempt)
                         for event in decoder.feed(item):
                             if not semantic:
                                 semantic = not isinstance(event, _NOT_SEMANTIC)
+                            produced = True
                             yield event
                         if decoder.done:
                             return
+                    if produced:
+                        quiet_since = math.inf
+                    elif semantic and items and chunk is not None:
+                        # Bytes without events (keep-alive comments, pings) reset the read
+                        # timeout but are not progress: the idle timeout counts from the
+                        # first of them (PROV-TIMEOUT-002). Off the per-event hot path.
+                        now = anyio.current_time()
+                        quiet_since = min(quiet_since, now)
+                        if now - quiet_since >= self._options.idle_timeout:
+                            raise self._idle_timeout(phase, keep_alive=True)
                     if chunk is None:
                         for event in decoder.end():
                             yield event
@@ -227,6 +240,16 @@ class HttpTransport:
             secret=self._options.api_key,
         )
 
+    def _idle_timeout(
+        self, phase: Phase, *, where: str = "the server", keep_alive: bool = False
+    ) -> ModelStreamError:
+        what = "only keep-alives" if keep_alive else "no data"
+        return ModelStreamError(
+            FaultKind.IDLE_TIMEOUT,
+            f"{self._provider}: {what} from {where} for {self._options.idle_timeout:g} s",
+            phase=phase,
+        )
+
     def _first_token_timeout(self, phase: Phase) -> ModelStreamError:
         return ModelStreamError(
             FaultKind.FIRST_TOKEN_TIMEOUT,
@@ -242,11 +265,7 @@ class HttpTransport:
             f"{type(exc).__name__}: {text}" if text else type(exc).__name__, self._options.api_key
         )
         if isinstance(exc, httpx.ReadTimeout):
-            return ModelStreamError(
-                FaultKind.IDLE_TIMEOUT,
-                f"{self._provider}: no data from {where} for {self._options.idle_timeout:g} s",
-                phase=phase,
-            )
+            return self._idle_timeout(phase, where=where)
         if isinstance(exc, httpx.ConnectError | httpx.TimeoutException):
             return ModelStreamError(
                 FaultKind.CONNECTION_FAILED,

@@ -1,0 +1,134 @@
+"""Live updates beyond the conversation, in wire form: usage, notices and plans.
+
+`LiveUpdates` belongs to one session and keeps what these updates need across turns: the
+model's context window and the cumulative cost. Notices go only to clients that advertised
+`session.notices` (the schema's rule); for the others they are dropped here, since the same
+facts are in the log and in the prompt response's `_meta`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from acp_bridge import protocol as acp
+from acp_bridge._json import JsonObject
+from acp_bridge.providers import DEFAULT_CONTEXT_WINDOW, Usage, known_context_window
+from acp_bridge.turn import PlanShown, UsageReport, UserNotice
+
+__all__ = ["LIVE_UPDATES", "LiveUpdates", "plan_update", "usage_fields", "usage_meta"]
+
+LIVE_UPDATES = (UsageReport, UserNotice, PlanShown)
+
+
+def usage_fields(usage: Usage | None) -> JsonObject | None:
+    if usage is None:
+        return None
+    fields: JsonObject = {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "cachedInput": usage.cached_input_tokens,
+        "reasoning": usage.reasoning_tokens,
+    }
+    if usage.cost is not None:
+        fields["cost"] = usage.cost
+    return fields
+
+
+def usage_meta(report: UsageReport) -> JsonObject:
+    """`_meta.acpBridge` of a usage_update: every attempt's billed usage (USAGE-002)."""
+    billed = [a.usage for a in report.attempts if a.usage is not None]
+    return {
+        "modelCall": report.model_call,
+        "kept": usage_fields(report.kept),
+        "billed": usage_fields(
+            Usage(
+                input_tokens=sum(u.input_tokens for u in billed),
+                output_tokens=sum(u.output_tokens for u in billed),
+                cached_input_tokens=sum(u.cached_input_tokens for u in billed),
+                reasoning_tokens=sum(u.reasoning_tokens for u in billed),
+                cost=None
+                if all(u.cost is None for u in billed)
+                else sum(u.cost or 0.0 for u in billed),
+            )
+        ),
+        "attempts": [
+            {
+                "attempt": a.attempt,
+                "state": a.state,
+                "billed": a.billed,
+                "usage": usage_fields(a.usage),
+            }
+            for a in report.attempts
+        ],
+    }
+
+
+@dataclass(slots=True)
+class LiveUpdates:
+    """One session's translator of live updates (see the module docstring).
+
+    `context_window`: the configured window (the `context_window` setting), else the known
+    table's, else `DEFAULT_CONTEXT_WINDOW`; `used` is the context in use after the last
+    model call; `cost` the session's cumulative provider-reported cost.
+    """
+
+    model: str
+    notices: bool = False
+    context_window: int | None = None
+    used: int = 0
+    cost: float | None = None
+
+    def window(self) -> tuple[int, str]:
+        if self.context_window is not None:
+            return self.context_window, "config"
+        known = known_context_window(self.model)
+        if known is not None:
+            return known, "known_models"
+        return DEFAULT_CONTEXT_WINDOW, "default"
+
+    def wire(self, update: UsageReport | UserNotice | PlanShown) -> acp.SessionUpdate | None:
+        """The session update for `update`, or None when this client must not get it."""
+        if isinstance(update, UserNotice):
+            if not self.notices:
+                return None
+            return acp.Notice(
+                severity=update.severity,
+                title=update.title,
+                description=update.description,
+                field_meta={"acpBridge": {"kind": update.kind}},
+            )
+        if isinstance(update, PlanShown):
+            return plan_update(update)
+        return self._usage(update)
+
+    def _usage(self, report: UsageReport) -> acp.UsageUpdate:
+        if report.kept is not None:
+            # The context now in use: the kept attempt's prompt and its answer (USAGE-001).
+            self.used = report.kept.input_tokens + report.kept.output_tokens
+        for attempt in report.attempts:
+            if attempt.usage is not None and attempt.usage.cost is not None:
+                self.cost = (self.cost or 0.0) + attempt.usage.cost
+        size, source = self.window()
+        meta: dict[str, Any] = {**usage_meta(report), "sizeSource": source}
+        fields: dict[str, Any] = {
+            "used": self.used,
+            "size": size,
+            "field_meta": {"acpBridge": meta},
+        }
+        if self.cost is not None:
+            fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
+        return acp.UsageUpdate(**fields)
+
+
+def plan_update(plan: PlanShown) -> acp.Plan:
+    return acp.Plan(
+        entries=[
+            acp.PlanEntry(
+                content=e.content,
+                priority=acp.PlanEntryPriority(e.priority),
+                status=acp.PlanEntryStatus(e.status),
+            )
+            for e in plan.entries
+        ]
+    )

@@ -1,0 +1,139 @@
+"""Waiting people can see: retry notices, a stalled-stream notice, and a cap on the waiting.
+
+A `ProgressWatch` follows one model call across its attempts. The runner counts the events
+it receives (`seen`); a watcher task wakes a few times per `stall_notice_after` and, when no
+event arrived for that long, tells the user once per stall ("no data from the model for
+15 s"). Waiting is the time since the model call last made progress (its start, or the last
+event received), back-offs included; when it exceeds `max_wait` the watcher cancels the
+attempt and the turn ends with an error that names what to check (spec/usage-and-compaction.md
+#wait-003). SSE keep-alive comments are not events, so they never count as progress.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from acp_bridge.providers import FaultKind, ModelStreamError
+from acp_bridge.turn._updates import UserNotice
+
+_NOTIFY_LIMIT = 10.0
+
+__all__ = ["ProgressWatch", "retry_notice", "wait_exceeded", "wait_exceeded_message"]
+
+
+def retry_notice(
+    error: ModelStreamError | None, attempt: int, max_attempts: int, delay: float
+) -> UserNotice:
+    """The words of a retry: what broke, which attempt comes, and when."""
+    if error is None:
+        what = "The answer was filtered"
+    elif error.status == 429 or error.kind.value == "rate_limited":
+        what = "Rate limited by the model provider"
+    elif error.kind.value in ("idle_timeout", "first_token_timeout"):
+        what = "The model stopped sending data"
+    elif error.kind.value in ("connection_failed",):
+        what = "Could not reach the model provider"
+    elif error.status is not None:
+        what = f"The model provider answered HTTP {error.status}"
+    else:
+        what = "The connection to the model broke"
+    when = f"retrying in {delay:.0f} s" if delay >= 1.0 else "retrying now"
+    return UserNotice(
+        severity="warning",
+        title=f"{what}; {when}, attempt {attempt} of {max_attempts}",
+        description=None if error is None else error.message,
+        kind="retry",
+    )
+
+
+def wait_exceeded_message(provider: str, waited: float, max_wait: float) -> str:
+    return (
+        f"Gave up waiting for the model: no progress from {provider} for {waited:.0f} s "
+        f"(the limit is {max_wait:g} s, setting max_wait). Check that the provider's server "
+        "is running and reachable (base_url, network, proxy), or raise max_wait for a slow "
+        "local model."
+    )
+
+
+class ProgressWatch:
+    """One model call's progress clock (see the module docstring)."""
+
+    __slots__ = (
+        "_clock",
+        "_notified",
+        "exceeded",
+        "last_progress",
+        "max_wait",
+        "seen",
+        "stall_after",
+    )
+
+    def __init__(
+        self,
+        *,
+        stall_after: float | None,
+        max_wait: float | None,
+        clock: Callable[[], float] = anyio.current_time,
+    ) -> None:
+        self.stall_after = stall_after
+        self.max_wait = max_wait
+        self._clock = clock
+        self.seen = 0
+        self.last_progress = clock()
+        self.exceeded = False
+        self._notified = False
+
+    def waited(self) -> float:
+        return self._clock() - self.last_progress
+
+    def would_exceed(self, delay: float) -> bool:
+        """A back-off of `delay` s would take the call past `max_wait`."""
+        return self.max_wait is not None and self.waited() + delay > self.max_wait
+
+    async def watch(
+        self, scope: anyio.CancelScope, notify: Callable[[UserNotice], Awaitable[None]]
+    ) -> None:
+        """Runs beside one attempt's stream until cancelled; cancels `scope` past max_wait."""
+        limits = [x for x in (self.stall_after, self.max_wait) if x is not None and x > 0]
+        if not limits:
+            await anyio.sleep(math.inf)
+        period = max(min(limits) / 4, 0.01)
+        seen = self.seen
+        while True:
+            await anyio.sleep(period)
+            if self.seen != seen:  # progress since the last look
+                seen = self.seen
+                self.last_progress = self._clock()
+                self._notified = False
+                continue
+            waited = self.waited()
+            if self.max_wait is not None and waited >= self.max_wait:
+                self.exceeded = True
+                scope.cancel()
+                return
+            if self.stall_after is not None and waited >= self.stall_after and not self._notified:
+                self._notified = True
+                limit = "" if self.max_wait is None else f"; giving up after {self.max_wait:g} s"
+                notice = UserNotice(
+                    severity="warning",
+                    title=f"No data from the model for {waited:.0f} s; still waiting{limit}",
+                    kind="stalled",
+                )
+                # Shielded: a notice is never cut half-written when the attempt ends.
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_NOTIFY_LIMIT):
+                    await notify(notice)
+
+
+def wait_exceeded(
+    failure: ModelStreamError | None, provider: str, watch: ProgressWatch, delay: float
+) -> ModelStreamError:
+    """The final error of a model call that waited past `max_wait` (WAIT-003)."""
+    assert watch.max_wait is not None
+    kind = FaultKind.IDLE_TIMEOUT if failure is None else failure.kind
+    message = wait_exceeded_message(provider, watch.waited() + delay, watch.max_wait)
+    return ModelStreamError(
+        kind, message, retryable=False, status=None if failure is None else failure.status
+    )
