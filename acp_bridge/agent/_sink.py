@@ -12,6 +12,7 @@ the prompt response always comes after the turn's last update (AGENT-ORDER-001).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import TypeGuard
 
@@ -21,6 +22,7 @@ from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
+from acp_bridge.errors import PeerError, PeerGone
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.turn import (
     AgentText,
@@ -34,6 +36,7 @@ from acp_bridge.turn import (
 __all__ = ["ChunkBuffer", "PeerTurnSink", "chunk_params", "send_session_update"]
 
 _FLUSH_ON_EXIT = 30.0
+_log = logging.getLogger("acp_bridge.agent")
 
 
 async def send_session_update(
@@ -199,8 +202,16 @@ class PeerTurnSink:
             tool_call=tool_call_fields(call),
             options=permission_options(tuple(options)),
         )
-        result = await self._peer.request("session/request_permission", acp.to_wire(request))
-        outcome = acp.from_wire(acp.RequestPermissionResponse, result).outcome
+        try:
+            result = await self._peer.request("session/request_permission", acp.to_wire(request))
+            outcome = acp.from_wire(acp.RequestPermissionResponse, result).outcome
+        except PeerGone:
+            raise
+        except (PeerError, ValueError) as error:  # ValueError: pydantic's ValidationError
+            # TURN-PERM-001: not allowed, the turn goes on; one line for the log, no traceback.
+            reason = _why_not_asked(error)
+            _log.warning("could not ask for permission (%s): the call is not run", reason)
+            return PermissionDecision(None, unavailable=reason)
         if isinstance(outcome, acp.SelectedPermissionOutcome):
             known = {o.option_id for o in options}
             if outcome.option_id in known:
@@ -208,6 +219,12 @@ class PeerTurnSink:
             # An option we never offered: treat it as the safest answer, a one-time reject.
             return PermissionDecision(_reject_once(options))
         return PermissionDecision(None)
+
+
+def _why_not_asked(error: PeerError | ValueError) -> str:
+    if isinstance(error, PeerError):
+        return f"it answered session/request_permission with error {error.code}: {error.message}"
+    return "its answer to session/request_permission was not a permission outcome"
 
 
 def _reject_once(options: Sequence[PermissionOption]) -> str | None:

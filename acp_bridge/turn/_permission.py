@@ -71,6 +71,7 @@ class GateDecision:
     asked: bool = False  # a session/request_permission was sent
     remembered: bool = False  # answered from PermissionMemory
     always: bool = False  # the user chose allow_always / reject_always
+    unavailable: str | None = None  # the editor could not ask (TURN-PERM-001): not allowed
 
 
 class PermissionMemory:
@@ -148,6 +149,8 @@ class PermissionGate:
             return GateDecision(verdict, remembered=True)
         options = permission_options(tool, preview)
         decision = await self.sink.request_permission(call, options)
+        if decision.unavailable is not None:
+            return _unavailable(decision.unavailable)
         if decision.cancelled:
             return GateDecision(PermissionVerdict.CANCELLED, asked=True)
         chosen = next((o for o in options if o.option_id == decision.option_id), None)
@@ -175,8 +178,15 @@ class PermissionGate:
             PermissionOption(REJECT_ONCE, "Do not run it", PermissionOptionKind.REJECT_ONCE),
         )
         decision = await self.sink.request_permission(question, options)
+        if decision.unavailable is not None:
+            return _unavailable(decision.unavailable)
         if decision.cancelled:
             return GateDecision(PermissionVerdict.CANCELLED, asked=True)
         if decision.option_id == ALLOW_ONCE:
             return GateDecision(PermissionVerdict.ALLOWED, asked=True)
         return GateDecision(PermissionVerdict.REJECTED, asked=True)
+
+
+def _unavailable(reason: str) -> GateDecision:
+    """TURN-PERM-001: an editor that cannot ask is an editor that did not allow."""
+    return GateDecision(PermissionVerdict.REJECTED, asked=True, unavailable=reason)

@@ -257,7 +257,14 @@ class ToolCallBatch:
         key: EffectKey | None,
         decision: GateDecision,
     ) -> None:
-        if decision.remembered:
+        closing = "Rejected."
+        if decision.unavailable is not None:
+            why = (
+                "The editor could not ask the user for permission "
+                f"({decision.unavailable}), so this call was not run."
+            )
+            closing = "Not run: the editor could not ask for permission."
+        elif decision.remembered:
             why = "The user has chosen to always reject this kind of call, so it was not run."
         else:
             why = "The user rejected this tool call, so it was not run."
@@ -270,7 +277,7 @@ class ToolCallBatch:
             )
         )
         self._record(call, shown, ToolStatus.FAILED, key, asked=decision.asked)
-        await self._close(shown.tool_call_id, ToolStatus.FAILED, "Rejected.")
+        await self._close(shown.tool_call_id, ToolStatus.FAILED, closing)
 
     # -- helpers ---------------------------------------------------------------------------
 

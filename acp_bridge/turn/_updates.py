@@ -177,13 +177,18 @@ class PermissionOption:
 
 @dataclass(frozen=True, slots=True)
 class PermissionDecision:
-    """The editor's answer: the chosen option's id, or cancelled (`option_id` None)."""
+    """The editor's answer: the chosen option's id, or cancelled (`option_id` None).
+
+    `unavailable` says why the editor could not ask at all (it answered the request with an
+    error, or with something that is not an answer): not allowed, never cancelled (TURN-PERM-001).
+    """
 
     option_id: str | None
+    unavailable: str | None = None
 
     @property
     def cancelled(self) -> bool:
-        return self.option_id is None
+        return self.option_id is None and self.unavailable is None
 
 
 class TurnSink(Protocol):
@@ -192,7 +197,8 @@ class TurnSink(Protocol):
     Contract: `send_update` returns once the update is queued for the wire in order;
     `request_permission` sends `session/request_permission` and waits for the answer; when
     the turn is cancelled while it waits, the implementation sends `$/cancel_request` for it
-    and lets the cancellation propagate.
+    and lets the cancellation propagate; when the editor answers with an error, it returns a
+    decision that is `unavailable` (never raises for it).
     """
 
     async def send_update(self, update: TurnUpdate) -> None: ...
