@@ -411,6 +411,7 @@ class Agent:
             ledger=self._ledger,
             permissions=session.permissions,
             mode=session.mode,
+            current_mode=lambda: session.mode,  # TURN-MODE-001: set_mode applies mid-turn
             system=self._system_prompt(session),
             policy=self._config.retry_policy,
             max_model_calls=self._config.max_model_calls,

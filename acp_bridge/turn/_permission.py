@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from acp_bridge.tools._base import Tool, ToolKind, ToolPreview
@@ -120,12 +121,26 @@ def permission_options(tool: Tool, preview: ToolPreview) -> tuple[PermissionOpti
 
 
 class PermissionGate:
-    """Decides each call of a completed attempt; asks through the sink when it must."""
+    """Decides each call of a completed attempt; asks through the sink when it must.
 
-    def __init__(self, sink: TurnSink, memory: PermissionMemory, mode: SessionMode) -> None:
+    `mode` is the session's mode, or a function returning the mode in force: the editor may
+    switch modes while the agent works, and each call is decided with the mode in force when
+    it is decided (TURN-MODE-001).
+    """
+
+    def __init__(
+        self,
+        sink: TurnSink,
+        memory: PermissionMemory,
+        mode: SessionMode | Callable[[], SessionMode],
+    ) -> None:
         self.sink = sink
         self.memory = memory
-        self.mode = mode
+        self._mode = mode
+
+    @property
+    def mode(self) -> SessionMode:
+        return self._mode if isinstance(self._mode, SessionMode) else self._mode()
 
     def offers(self, tool: Tool) -> bool:
         """Whether the tool is offered to the model in this mode (TURN-005)."""

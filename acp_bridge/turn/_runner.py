@@ -135,7 +135,9 @@ class TurnRequest:
     prompt (appended first; it stays when the turn fails or is cancelled), each kept
     attempt's `AssistantTurn`, and `ToolResults` paired with its calls. `tools` is every
     tool of the session; the engine itself offers only those the `mode` allows (TURN-005)
-    and refuses calls to the others. `id_prefix` (default `turn_id`) prefixes message and
+    and refuses calls to the others; `current_mode`, when given, is read instead of `mode` for
+    every model call and every tool call, so a `session/set_mode` during the turn applies to
+    what is decided after it (TURN-MODE-001). `id_prefix` (default `turn_id`) prefixes message and
     tool call ids: pass a fresh one when the same turn id is run again after a restart, so
     editor-side ids never collide with the interrupted run's. `journal` (default: none)
     records the turn durably as it progresses (`TurnJournal`).
@@ -153,6 +155,7 @@ class TurnRequest:
     ledger: EffectLedger
     permissions: PermissionMemory
     mode: SessionMode = SessionMode.ASK
+    current_mode: Callable[[], SessionMode] | None = None
     system: str | None = None
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     max_model_calls: int = 32
@@ -211,7 +214,9 @@ class Turn:
         self.retries = 0
         self._seq = itertools.count(1)
         self.journal: TurnJournal = request.journal or _NoJournal()
-        self.gate = PermissionGate(request.sink, request.permissions, request.mode)
+        self.gate = PermissionGate(
+            request.sink, request.permissions, request.current_mode or request.mode
+        )
         self.batch = ToolCallBatch(
             turn_id=request.turn_id,
             id_prefix=self.id_prefix,
@@ -223,12 +228,15 @@ class Turn:
             gate=self.gate,
             before_run=self.journal.tool_call_starting,
         )
-        self.specs = tuple(
+        self._awaiting: Sequence[ToolCall] | None = None
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The tools offered to the next model call, in the mode in force now."""
+        return tuple(
             ToolSpec(t.name, t.description, t.parameters)
-            for t in request.tools.values()
+            for t in self.request.tools.values()
             if self.gate.offers(t)  # TURN-005: read-only offers no side effects
         )
-        self._awaiting: Sequence[ToolCall] | None = None
 
     async def run(self) -> TurnResult:
         self.request.history.append(self.request.prompt)
@@ -391,7 +399,7 @@ class Turn:
         model_request = ModelRequest(
             model=request.model,
             messages=tuple(request.history),
-            tools=self.specs,
+            tools=self.specs(),
             system=request.system,
             attempt=attempt.number,
         )
