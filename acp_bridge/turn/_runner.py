@@ -452,7 +452,9 @@ class Turn:
         got = {r.call_id: r for r in self.batch.results}
         return ToolResults(
             tuple(
-                got.get(c.call_id) or ToolResult(c.call_id, c.name, _NOT_RUN, is_error=True)
+                got.get(c.call_id)
+                or self.batch.cut_off(c)  # TURN-UNKNOWN-001: ran, cut off: outcome unknown
+                or ToolResult(c.call_id, c.name, _NOT_RUN, is_error=True)
                 for c in calls
             )
         )

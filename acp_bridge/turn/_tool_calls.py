@@ -34,6 +34,13 @@ __all__ = ["ToolRun"]
 
 logger = logging.getLogger(__name__)
 
+# TURN-UNKNOWN-001: what a call cut off while `Tool.run` ran is, for the model and the editor.
+OUTCOME_UNKNOWN = (
+    "Outcome unknown: the turn was cancelled while this tool call was running, so whether it "
+    "changed anything is unknown. Check before doing it again."
+)
+NOT_FINISHED = "Not finished: the turn was cancelled while this tool call was running."
+
 
 @dataclass(frozen=True, slots=True)
 class ToolRun:
@@ -47,6 +54,17 @@ class ToolRun:
     ran: bool = False  # Tool.run was called
     reused: bool = False  # a recorded outcome was reused instead of running (EFFECT-008)
     asked: bool = False  # a permission prompt was sent
+
+
+@dataclass(frozen=True, slots=True)
+class _Running:
+    call: ToolCall
+    side_effect: bool
+    key: str | None
+
+    @property
+    def told(self) -> str:
+        return OUTCOME_UNKNOWN if self.side_effect else NOT_FINISHED
 
 
 class ToolCallBatch:
@@ -80,6 +98,7 @@ class ToolCallBatch:
         self.runs: list[ToolRun] = []
         self.open: list[str] = []  # shown, not yet completed/failed (cancellation cleanup)
         self.results: list[ToolResult] = []  # of the batch being handled
+        self.running: dict[str, _Running] = {}  # Tool.run called and not returned yet
         self._count = 0
 
     async def handle(self, calls: Sequence[ToolCall]) -> bool:
@@ -196,6 +215,8 @@ class ToolCallBatch:
                 await self._fail(tool_call_id, call, f"Not run: {error}. Try again later.")
                 return True
         await self.sink.send_update(ToolCallChanged(tool_call_id, status=ToolStatus.IN_PROGRESS))
+        # From here its effect may begin (TURN-UNKNOWN-001).
+        self.running[tool_call_id] = _Running(call, tool.side_effect, context.effect_key)
         try:
             outcome = await tool.run(call.arguments, context)
         except ToolError as error:
@@ -207,9 +228,11 @@ class ToolCallBatch:
             logger.exception("tool %s crashed", call.name)
             message = f"{call.name} failed unexpectedly; whether it changed anything is unknown."
             self.results.append(ToolResult(call.call_id, call.name, message, is_error=True))
+            del self.running[tool_call_id]
             self._record(call, shown, ToolStatus.FAILED, key, ran=True, asked=decision.asked)
             await self._close(tool_call_id, ToolStatus.FAILED, message)
             return True
+        del self.running[tool_call_id]
         if key is not None:
             try:
                 self.ledger.record_done(key, outcome)
@@ -333,7 +356,24 @@ class ToolCallBatch:
             )
         )
 
+    def cut_off(self, call: ToolCall) -> ToolResult | None:
+        """The result of a call whose `Tool.run` was cut off by the turn's end (None when it
+        never ran): its outcome is unknown, exactly as after a crash (TURN-UNKNOWN-001)."""
+        for running in self.running.values():
+            if running.call.call_id == call.call_id:
+                return ToolResult(call.call_id, call.name, running.told, is_error=True)
+        return None
+
     async def fail_open(self, message: str) -> None:
-        """Mark every shown-but-unfinished call failed (cancellation cleanup, TURN-014)."""
+        """Mark every shown-but-unfinished call failed (cancellation cleanup, TURN-014); a
+        call cut off while running says its outcome is unknown (TURN-UNKNOWN-001)."""
         for tool_call_id in list(self.open):
-            await self._close(tool_call_id, ToolStatus.FAILED, message)
+            running = self.running.pop(tool_call_id, None)
+            if running is None:
+                await self._close(tool_call_id, ToolStatus.FAILED, message)
+                continue
+            call = running.call
+            self.runs.append(
+                ToolRun(tool_call_id, call.call_id, call.name, ToolStatus.FAILED, running.key, True)
+            )
+            await self._close(tool_call_id, ToolStatus.FAILED, running.told)

@@ -120,9 +120,7 @@ async def test_cancel_request_on_a_running_prompt_records_the_end_of_its_turn(
         request_id, sent = prompt_line(ed, session)
         await ed.transport.send(sent)
         with anyio.fail_after(10):
-            while not any(
-                u["sessionUpdate"] == "agent_message_chunk" for u in ed.updates(session)
-            ):
+            while not any(u["sessionUpdate"] == "agent_message_chunk" for u in ed.updates(session)):
                 await anyio.wait_all_tasks_blocked()
         await ed.notify("$/cancel_request", {"requestId": request_id})
         reply = await answer(ed, request_id)

@@ -50,7 +50,8 @@ async def test_an_error_reply_to_a_permission_request_means_not_allowed(
     with SessionStore(tmp_path / "s") as store:
         results = [m for m in store.history(session) if isinstance(m, ToolResults)]
     (told,) = results[0].results
-    assert told.is_error and "could not ask the user for permission" in told.output
+    assert told.is_error
+    assert "could not ask the user for permission" in told.output
     # One warning line on stderr, no traceback and nothing at ERROR.
     ours = [r for r in caplog.records if r.name.startswith("acp_bridge")]
     assert not [r for r in ours if r.levelno >= logging.ERROR]
