@@ -42,7 +42,29 @@ __all__ = [
     "RequestCancelled",
     "ResourceNotFound",
     "ToolError",
+    "clip",
+    "quote",
 ]
+
+QUOTE_LIMIT = 80
+"""Most characters of a peer's value an error message quotes (RPC-ERR-003, ROBUST-ERR-001)."""
+
+
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """`text` cut to `limit` characters, saying how long it was when cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """A peer's value as an error message shows it: quoted, at most `limit` characters, so an
+    error never grows with its input (ROBUST-ERR-001)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -98,10 +120,14 @@ class InvalidParams(JsonRpcError):
     default_message = "Invalid params"
 
     @classmethod
-    def at(cls, field: str, message: str) -> InvalidParams:
+    def at(cls, field: str, message: str, *, got: object = None) -> InvalidParams:
         """A -32602 whose `data` names the field the way validation errors do:
-        ``{"errors": [{"field": "cwd", "problem": message}]}``."""
-        return cls(message, {"errors": [{"field": field, "problem": message}]})
+        ``{"errors": [{"field": "cwd", "problem": message}]}``. `got`, the offending value,
+        is quoted once, bounded, in the message only (RPC-ERR-003)."""
+        field = clip(field)
+        problem: JsonValue = {"field": field, "problem": message}
+        shown = message if got is None else f"{message} (got {quote(got)})"
+        return cls(shown, {"errors": [problem]})
 
 
 class InternalError(JsonRpcError):

@@ -32,12 +32,20 @@ from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._initialize import auth_methods, initialize
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
+from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title, user_turn
 from acp_bridge.agent._replay import iso_time, mcp_record, replay_updates, session_info
 from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
-from acp_bridge.errors import AuthRequired, InvalidParams, InvalidRequest, MethodNotFound
+from acp_bridge.errors import (
+    AuthRequired,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    clip,
+    quote,
+)
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, current_request_id
 from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState, transcript
 from acp_bridge.tools import EditorCapabilities, Tool, ToolContext
@@ -100,9 +108,9 @@ class Agent:
     async def handle_request(self, method: str, params: JsonValue) -> JsonValue | Reply:
         handler = self._requests.get(method)
         if handler is None:
-            raise MethodNotFound(f"Method not found: {method}")
+            raise MethodNotFound(f"Method not found: {quote(method)}")
         if params is not None and not isinstance(params, dict):
-            raise InvalidParams.at("(params)", f"params of {method} must be an object")
+            raise InvalidParams.at("(params)", f"params of {quote(method)} must be an object")
         return await handler(params)
 
     def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None:
@@ -141,7 +149,7 @@ class Agent:
         known = {m["id"] for m in auth_methods(self._config.missing_key_vars)}
         if request.method_id not in known:
             raise InvalidParams.at(
-                "methodId", f"Unknown authentication method: {request.method_id}"
+                "methodId", "Unknown authentication method", got=request.method_id
             )
         self._require_auth()
         return acp.to_wire(acp.AuthenticateResponse())
@@ -152,22 +160,16 @@ class Agent:
         session = self._sessions.get(session_id)
         if session is None:
             raise InvalidParams(
-                f"Unknown session: {session_id} (create it with session/new, or open a stored "
-                "one with session/load or session/resume)",
-                {"sessionId": session_id},
+                f"Unknown session: {quote(session_id)} (create it with session/new, or open a "
+                "stored one with session/load or session/resume)",
+                {"sessionId": clip(session_id)},
             )
         return session
 
     def _directories(self, cwd: str, additional: Sequence[str]) -> tuple[Path, tuple[Path, ...]]:
-        return self._absolute(cwd, "cwd"), tuple(
-            self._absolute(d, f"additionalDirectories.{i}") for i, d in enumerate(additional)
+        return absolute_path(cwd, "cwd"), tuple(
+            absolute_path(d, f"additionalDirectories.{i}") for i, d in enumerate(additional)
         )
-
-    @staticmethod
-    def _absolute(path: str, field: str) -> Path:
-        if not Path(path).is_absolute():
-            raise InvalidParams.at(field, f"{field} must be an absolute path, got {path!r}")
-        return Path(path)
 
     async def session_new(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.NewSessionRequest, params)
@@ -243,7 +245,7 @@ class Agent:
         live = self._sessions.get(session_id)
         if live is not None and (live.running is not None or not live.idle.is_set()):
             raise InvalidRequest(
-                f"A prompt turn is running in session {session_id}; cancel it first",
+                f"A prompt turn is running in session {quote(session_id)}; cancel it first",
                 {"sessionId": session_id},
             )
         with store_errors():
@@ -270,7 +272,7 @@ class Agent:
 
     async def session_list(self, params: JsonValue) -> JsonValue:
         request = acp.from_wire(acp.ListSessionsRequest, params)
-        cwd = None if request.cwd is None else str(self._absolute(request.cwd, "cwd"))
+        cwd = None if request.cwd is None else str(absolute_path(request.cwd, "cwd"))
         with store_errors():
             try:
                 page = self._durable.store.list_sessions(cwd=cwd, cursor=request.cursor)
@@ -327,7 +329,7 @@ class Agent:
         except ValueError:
             known = ", ".join(m.value for m in SessionMode)
             raise InvalidParams.at(
-                "modeId", f"Unknown mode: {request.mode_id} (known: {known})"
+                "modeId", f"Unknown mode (known: {known})", got=request.mode_id
             ) from None
         with store_errors():
             self._durable.store.update(session.session_id, mode=mode.value)
@@ -344,10 +346,10 @@ class Agent:
         request = acp.from_wire(acp.SetSessionConfigOptionRequest, params)
         session = self._session(request.session_id)
         if request.config_id != MODEL_OPTION:
-            raise InvalidParams.at("configId", f"Unknown config option: {request.config_id}")
+            raise InvalidParams.at("configId", "Unknown config option", got=request.config_id)
         if request.value not in self._config.models:
             known = ", ".join(self._config.models)
-            raise InvalidParams.at("value", f"Unknown model: {request.value} (offered: {known})")
+            raise InvalidParams.at("value", f"Unknown model (offered: {known})", got=request.value)
         with store_errors():
             self._durable.store.update(session.session_id, model=str(request.value))
         session.model = str(request.value)

@@ -45,14 +45,22 @@ class TraceWriter:
     """Appends one JSON object per line; safe to call from any task."""
 
     def __init__(self, path: str | Path, secrets: tuple[str, ...] = ()) -> None:
-        self._file: IO[str] = Path(path).open("a", encoding="utf-8")  # noqa: SIM115
+        # A lone surrogate (legal in a JSON string, not in UTF-8) is written back as the JSON
+        # escape it came from: `backslashreplace` yields exactly ``\ud800``.
+        self._file: IO[str] = Path(path).open(  # noqa: SIM115
+            "a", encoding="utf-8", errors="backslashreplace"
+        )
         self._secrets = tuple(s for s in secrets if s)
         self._lock = threading.Lock()
         self._t0 = time.monotonic()
 
     def _write(self, record: dict[str, JsonValue]) -> None:
         record = {"t": round(time.monotonic() - self._t0, 6), **record}
-        line = json.dumps(redact(record, self._secrets), ensure_ascii=False)
+        try:
+            line = json.dumps(redact(record, self._secrets), ensure_ascii=False)
+        except (RecursionError, ValueError):  # never ends the connection (ROBUST-WIRE-001)
+            kept = {k: v for k, v in record.items() if k in ("t", "kind", "dir")}
+            line = json.dumps({**kept, "unrecorded": "too deeply nested to record"})
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from acp_bridge._json import JsonValue
+from acp_bridge.jsonrpc._limits import MAX_DEPTH, too_deep
 
 __all__ = ["Inbound", "Invalid", "Notification", "Request", "RequestId", "Response", "classify"]
 
@@ -64,6 +65,8 @@ def classify(value: JsonValue) -> Inbound:
     has_id = "id" in value
     answer_id = raw_id if has_id and _valid_id(raw_id) else None
     assert answer_id is None or isinstance(answer_id, int | str)
+    if too_deep(value):  # ROBUST-DEPTH-001: nothing above has to follow deeper nesting
+        return Invalid(answer_id, f"the message nests deeper than {MAX_DEPTH} levels")
     if value.get("jsonrpc") != "2.0":
         return Invalid(answer_id, 'the "jsonrpc" member must be exactly "2.0"')
     if "method" in value:

@@ -34,6 +34,7 @@ from anyio.abc import TaskGroup
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     REQUEST_CANCELLED,
@@ -49,6 +50,7 @@ from acp_bridge.jsonrpc._envelope import (
     classify,
 )
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire
+from acp_bridge.jsonrpc._limits import params_problem, scrub
 from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport, encode
 
 __all__ = [
@@ -179,8 +181,7 @@ class JsonRpcPeer:
                 if isinstance(item, BadFrame):
                     await self._send_error(None, PARSE_ERROR, f"Parse error: {item.reason}")
                     continue
-                if self._trace is not None:
-                    self._trace("in", item.value)
+                self._traced("in", item.value)
                 await self._dispatch(classify(item.value), handler, tg)
             if eof:
                 return
@@ -190,6 +191,16 @@ class JsonRpcPeer:
             if message.id in self._inflight:
                 await self._send_error(
                     message.id, INVALID_REQUEST, f"request id {message.id!r} is already in use"
+                )
+                return
+            problem = params_problem(message.params)
+            if problem is not None:  # ROBUST-TEXT-001: never stored, traced or logged
+                field_path, text = problem
+                await self._send_error(
+                    message.id,
+                    INVALID_PARAMS,
+                    f"Invalid params for {message.method}: {field_path}: {text}",
+                    {"errors": [{"field": field_path, "problem": text}]},
                 )
                 return
             # Registered before the task starts, so a $/cancel_request on the very next
@@ -310,10 +321,11 @@ class JsonRpcPeer:
             _log.debug("response for unknown or abandoned request %r ignored", response.id)
             return
         message: JsonObject = {"jsonrpc": "2.0", "id": response.id}
+        # What the editor sent back is data (a file's text...): half characters become U+FFFD.
         if response.error is not None:
-            message["error"] = response.error
+            message["error"] = scrub(response.error)
         else:
-            message["result"] = response.result
+            message["result"] = scrub(response.result)
         pending.response = message
         pending.done.set()
 
@@ -324,13 +336,23 @@ class JsonRpcPeer:
 
     # -- writing -------------------------------------------------------------------------
 
-    async def _send_error(self, request_id: RequestId | None, code: int, message: str) -> None:
-        await self._send({"jsonrpc": "2.0", "id": request_id, "error": error_object(code, message)})
+    async def _send_error(
+        self, request_id: RequestId | None, code: int, message: str, data: JsonValue = None
+    ) -> None:
+        error = error_object(code, message, data)
+        await self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def _traced(self, direction: str, message: JsonValue) -> None:
+        if self._trace is None:
+            return
+        try:
+            self._trace(direction, message)
+        except Exception as exc:  # a trace is a diagnostic: it never ends the connection
+            _log.warning("could not trace a message (%s)", type(exc).__name__)
 
     async def _send(self, message: JsonObject) -> None:
         data = encode(message)
-        if self._trace is not None:
-            self._trace("out", message)
+        self._traced("out", message)
         async with self._write_lock:
             try:
                 await self._transport.send(data)

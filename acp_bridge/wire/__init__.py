@@ -10,6 +10,7 @@ from acp_bridge.wire._framing import (
     Frame,
     NdjsonDecoder,
     encode,
+    loads,
 )
 from acp_bridge.wire._stdio import ClaimedStdio, StdioTransport, open_stdio
 from acp_bridge.wire._transport import MemoryTransport, Transport, create_memory_pair
@@ -26,5 +27,6 @@ __all__ = [
     "Transport",
     "create_memory_pair",
     "encode",
+    "loads",
     "open_stdio",
 ]

@@ -3,19 +3,33 @@
 ACP v1 frames are UTF-8 JSON texts delimited by ``\\n`` that never contain a raw newline
 (transports.mdx). The decoder never raises: a line that is too long, not UTF-8 or not JSON
 becomes a `BadFrame` the connection answers with -32700, and decoding goes on with the next
-line. Sizes are measured in bytes. Memory stays bounded by the line limit: an oversize line
-is dropped as it streams in, not buffered.
+line. "Not JSON" includes what Python's `json` would otherwise let through: the `NaN`,
+`Infinity` and `-Infinity` tokens, numbers that overflow a float, integers longer than
+Python's int-conversion limit, and nesting deeper than the interpreter can decode
+(ROBUST-WIRE-001); nothing non-JSON ever reaches the layers above. Sizes are measured in
+bytes. Memory stays bounded by the line limit: an oversize line is dropped as it streams in,
+not buffered.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
 from acp_bridge._json import JsonValue
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "BadFrame", "Decoded", "Frame", "NdjsonDecoder", "encode"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "BadFrame",
+    "Decoded",
+    "Frame",
+    "NdjsonDecoder",
+    "encode",
+    "loads",
+]
 
 DEFAULT_MAX_LINE_BYTES: Final = 50 * 1024 * 1024
 
@@ -115,14 +129,47 @@ class NdjsonDecoder:
             out.append(BadFrame(f"message is not valid UTF-8 (byte {exc.start})"))
             return
         try:
-            value: JsonValue = json.loads(text)
-        except json.JSONDecodeError as exc:
-            out.append(BadFrame(f"message is not valid JSON: {exc.msg} at column {exc.colno}"))
-            return
-        except RecursionError:
-            out.append(BadFrame("message is nested too deeply"))
+            value = loads(text)
+        except ValueError as exc:
+            out.append(BadFrame(f"message is not valid JSON: {exc}"))
             return
         out.append(Frame(value))
+
+
+class _NotJson(ValueError):
+    """A token Python's `json` would accept that JSON (RFC 8259) does not have."""
+
+
+def _reject_constant(token: str) -> object:
+    raise _NotJson(f"{token} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson("a number is out of range")
+    return value
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def loads(text: str) -> JsonValue:
+    """Strict JSON: raises `ValueError`, with a reason safe to show, for anything that is not
+    (also for nesting deeper than the interpreter can decode)."""
+    try:
+        value: JsonValue = _decoder.decode(text)
+    except _NotJson:
+        raise
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+    except ValueError:
+        # CPython's int-conversion limit (sys.get_int_max_str_digits(), 4300 by default).
+        limit = sys.get_int_max_str_digits()
+        raise ValueError(f"an integer has more than {limit} digits") from None
+    return value
 
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -64,7 +64,7 @@ def test_invalid_utf8_and_invalid_json_become_bad_frames() -> None:
 
 def test_deep_nesting_is_a_bad_frame_not_a_crash() -> None:
     out = NdjsonDecoder().feed(b"[" * 100_000 + b"]" * 100_000 + b"\n")
-    assert out == [BadFrame("message is nested too deeply")]
+    assert out == [BadFrame("message is not valid JSON: it is nested too deeply")]
 
 
 def test_encode_is_compact_utf8_one_line() -> None:
