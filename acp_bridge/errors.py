@@ -28,6 +28,7 @@ from __future__ import annotations
 from acp_bridge._json import JsonValue
 
 __all__ = [
+    "QUOTE_LIMIT",
     "AcpBridgeError",
     "AuthRequired",
     "FrameError",
@@ -44,6 +45,7 @@ __all__ = [
     "ToolError",
     "clip",
     "quote",
+    "session_data",
 ]
 
 QUOTE_LIMIT = 80
@@ -55,6 +57,12 @@ def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def session_data(session_id: str) -> JsonValue:
+    """An error's `data` naming a session: the id when it could be one (an overlong value is
+    already quoted, cut, in the message, and is not repeated)."""
+    return {"sessionId": session_id} if len(session_id) <= QUOTE_LIMIT else None
 
 
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:

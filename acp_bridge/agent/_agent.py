@@ -43,8 +43,8 @@ from acp_bridge.errors import (
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
-    clip,
     quote,
+    session_data,
 )
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, current_request_id
 from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState, transcript
@@ -162,7 +162,7 @@ class Agent:
             raise InvalidParams(
                 f"Unknown session: {quote(session_id)} (create it with session/new, or open a "
                 "stored one with session/load or session/resume)",
-                {"sessionId": clip(session_id)},
+                session_data(session_id),
             )
         return session
 

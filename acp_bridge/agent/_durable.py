@@ -21,7 +21,7 @@ from pathlib import Path
 
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._session import Session
-from acp_bridge.errors import InternalError, ResourceNotFound, clip, quote
+from acp_bridge.errors import InternalError, ResourceNotFound, quote, session_data
 from acp_bridge.sessions import (
     Owner,
     SessionInUse,
@@ -46,7 +46,7 @@ def store_errors() -> Iterator[None]:
         yield
     except SessionNotFound as error:
         raise ResourceNotFound(
-            f"Unknown session: {quote(error.session_id)}", {"sessionId": clip(error.session_id)}
+            f"Unknown session: {quote(error.session_id)}", session_data(error.session_id)
         ) from error
     except SessionInUse as error:
         raise InternalError(
