@@ -173,9 +173,11 @@ def render(value: Any, subs: dict[str, str], kinds: set[str]) -> str:
             kinds.add(value.kind)
         return value.text
     if isinstance(value, dict):
-        return "{" + ",".join(
-            f"{json.dumps(k)}:{render(v, subs, kinds)}" for k, v in value.items()
-        ) + "}"
+        return (
+            "{"
+            + ",".join(f"{json.dumps(k)}:{render(v, subs, kinds)}" for k, v in value.items())
+            + "}"
+        )
     if isinstance(value, list):
         return "[" + ",".join(render(v, subs, kinds) for v in value) + "]"
     if isinstance(value, str) and value in subs:
