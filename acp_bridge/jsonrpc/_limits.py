@@ -18,6 +18,7 @@ import re
 from typing import Final
 
 from acp_bridge._json import JsonValue
+from acp_bridge.errors import clip
 
 __all__ = ["MAX_DEPTH", "params_problem", "scrub", "too_deep"]
 
@@ -55,12 +56,12 @@ def params_problem(params: JsonValue) -> tuple[str, str] | None:
         item, path = stack.pop()
         if isinstance(item, str):
             if _has_surrogate(item):
-                return path or "(params)", _SURROGATE_PROBLEM
+                return clip(path) or "(params)", _SURROGATE_PROBLEM
         elif isinstance(item, dict):
             for key, child in item.items():
                 where = f"{path}.{key}" if path else key
                 if _has_surrogate(key):
-                    return where, _SURROGATE_KEY_PROBLEM
+                    return clip(where), _SURROGATE_KEY_PROBLEM
                 stack.append((child, where))
         elif isinstance(item, list):
             stack.extend((child, f"{path}.{i}" if path else str(i)) for i, child in enumerate(item))

@@ -40,6 +40,7 @@ from acp_bridge.errors import (
     REQUEST_CANCELLED,
     PeerError,
     PeerGone,
+    quote,
 )
 from acp_bridge.jsonrpc._envelope import (
     Invalid,
@@ -190,16 +191,16 @@ class JsonRpcPeer:
         if isinstance(message, Request):
             if message.id in self._inflight:
                 await self._send_error(
-                    message.id, INVALID_REQUEST, f"request id {message.id!r} is already in use"
+                    message.id, INVALID_REQUEST, f"request id {quote(message.id)} is already in use"
                 )
                 return
             problem = params_problem(message.params)
-            if problem is not None:  # ROBUST-TEXT-001: never stored, traced or logged
+            if problem is not None:  # ROBUST-TEXT-001: refused before any handler stores it
                 field_path, text = problem
                 await self._send_error(
                     message.id,
                     INVALID_PARAMS,
-                    f"Invalid params for {message.method}: {field_path}: {text}",
+                    f"Invalid params for {quote(message.method)}: {field_path}: {text}",
                     {"errors": [{"field": field_path, "problem": text}]},
                 )
                 return
