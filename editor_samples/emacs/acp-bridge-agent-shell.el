@@ -20,7 +20,7 @@
 ;;    thought fragments the abandoned attempt put on screen since the current
 ;;    model call began (the prompt, or the last tool call), so the user reads
 ;;    the retried answer once.  It also keeps consecutive user prompts of a
-;;    `session/load' replay apart when their `messageId's differ (EDITOR-007).
+;;    `session/load' replay apart when their `messageId's differ (EDITOR-001).
 ;;
 ;; agent-shell 0.63 starts a new fragment per `messageId' (so a retried
 ;; attempt shows as a second message) but does not read `_meta.reset'.  The
@@ -94,7 +94,7 @@
                (not (map-elt state :pending-restore)))
       (with-current-buffer buffer
         (cond
-         ;; A tool call closes the model call: its output is kept (EDITOR-005).
+         ;; A tool call closes the model call: its output is kept (EDITOR-003).
          ((member kind '("tool_call" "tool_call_update"))
           (acp-bridge-agent-shell--close-model-call))
          ((acp-bridge-agent-shell--reset-chunk-p update)
@@ -129,7 +129,7 @@
         (cl-pushnew group-id acp-bridge-agent-shell--groups-seen :test #'equal)))))
 
 (defun acp-bridge-agent-shell--on-send-command (&rest _)
-  "Before a prompt is sent: a new model call begins (EDITOR-005's first boundary)."
+  "Before a prompt is sent: a new model call begins (EDITOR-003's first boundary)."
   (acp-bridge-agent-shell--close-model-call))
 
 ;;;###autoload

@@ -123,36 +123,45 @@ def test_acpx_sample_is_a_valid_script_naming_the_bridge(
     assert "exec" in text
 
 
-# The unverified samples: the command line they launch, read from their own syntax.
+# The editor-plugin samples (run in the real editors by test_samples_editor_plugins.py): the
+# command line they launch by default, read from their own syntax.
 def _lua_command(text: str) -> list[str]:
-    found = re.search(r"default\s*=\s*\{([^}]*)\}", text)
-    assert found is not None, "no commands.default in the CodeCompanion sample"
+    found = re.search(r"^M\.command\s*=\s*\{([^}]*)\}", text, re.MULTILINE)
+    assert found is not None, "no M.command in the CodeCompanion sample"
     return re.findall(r'"([^"]*)"', found.group(1))
 
 
 def _elisp_command(text: str) -> list[str]:
-    found = re.search(r':command\s+"([^"]+)"\s+:command-params\s+\'\(([^)]*)\)', text)
-    assert found is not None, "no :command / :command-params in the agent-shell sample"
-    return [found.group(1), *re.findall(r'"([^"]*)"', found.group(2))]
+    found = re.search(r"\(defcustom acp-bridge-agent-shell-command '\(([^)]*)\)", text)
+    assert found is not None, "no acp-bridge-agent-shell-command in the agent-shell sample"
+    return re.findall(r'"([^"]*)"', found.group(1))
 
 
-UNVERIFIED = {"neovim/codecompanion.lua": _lua_command, "emacs/agent-shell.el": _elisp_command}
+PLUGIN_SAMPLES = {
+    "neovim/lua/acp_bridge/codecompanion.lua": _lua_command,
+    "emacs/acp-bridge-agent-shell.el": _elisp_command,
+}
 
 
-@pytest.mark.parametrize("sample", sorted(UNVERIFIED))
-def test_unverified_samples_launch_the_bridge_with_accepted_args(
+@pytest.mark.parametrize("sample", sorted(PLUGIN_SAMPLES))
+def test_plugin_samples_launch_the_bridge_with_accepted_args(
     sample: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = (SAMPLES / sample).read_text(encoding="utf-8")
-    assert "UNVERIFIED" in text, "an unverified sample must say so"
-    args = assert_names_the_bridge(UNVERIFIED[sample](text))
+    args = assert_names_the_bridge(PLUGIN_SAMPLES[sample](text))
     assert_accepted(args, tmp_path, monkeypatch)
 
 
 def test_every_sample_is_listed_in_the_samples_readme() -> None:
+    """Each file is named by editor_samples/README.md or by its own sample's README."""
     readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
     for path in sorted(SAMPLES.rglob("*")):
-        if path.is_file() and path.name != "README.md":
-            relative = path.relative_to(SAMPLES).as_posix()
-            assert f"({relative})" in readme or f"`{relative}`" in readme, relative
-            assert (path.parent / "README.md").exists(), f"{path.parent} has no README"
+        if not path.is_file() or path.name == "README.md" or "node_modules" in path.parts:
+            continue
+        relative = path.relative_to(SAMPLES)
+        sample_readme = SAMPLES / relative.parts[0] / "README.md"
+        assert sample_readme.exists(), f"{relative.parts[0]} has no README"
+        within = relative.relative_to(relative.parts[0]).as_posix()
+        text = sample_readme.read_text(encoding="utf-8")
+        listed = f"({relative.as_posix()})" in readme or f"`{relative.as_posix()}`" in readme
+        assert listed or f"({within})" in text or f"`{within}`" in text, relative

@@ -48,18 +48,17 @@
     (unless (funcall predicate)
       (ert-fail (format "timed out waiting for %s" what)))))
 
-(defconst acp-bridge-test--slow-script
-  "{\"name\": \"slow\", \"description\": \"A model that takes a minute to say anything\",
+(defconst acp-bridge-test--silent-script
+  "{\"name\": \"silent\", \"description\": \"A model that answers nothing\",
     \"calls\": [{\"attempts\": [[{\"usage\": {\"input_tokens\": 1, \"output_tokens\": 0}},
-                                  {\"text\": \"Too late.\", \"delay_ms\": 60000},
                                   {\"finish\": \"stop\"}]]}]}"
-  "A script the user cancels before any output: the next prompt follows it directly.")
+  "A script whose turn shows nothing: the next prompt follows it directly in a replay.")
 
 (defun acp-bridge-test--script ()
-  "The path of `acp-bridge-test--slow-script', written on first use."
-  (let ((path (expand-file-name "slow.json" (acp-bridge-test--dir "state"))))
+  "The path of `acp-bridge-test--silent-script', written on first use."
+  (let ((path (expand-file-name "silent.json" (acp-bridge-test--dir "state"))))
     (unless (file-exists-p path)
-      (with-temp-file path (insert acp-bridge-test--slow-script)))
+      (with-temp-file path (insert acp-bridge-test--silent-script)))
     path))
 
 (defun acp-bridge-test--start (&optional session-id)
@@ -82,9 +81,8 @@
                   (string-match-p "Resuming session" (acp-bridge-test--screen buffer)))))))
     buffer))
 
-(defun acp-bridge-test--prompt (buffer text &optional interrupt)
-  "Send TEXT from BUFFER as the user would and wait for the turn to end.
-With INTERRUPT, cancel the turn (as C-c C-c does) once the agent has it."
+(defun acp-bridge-test--prompt (buffer text)
+  "Send TEXT from BUFFER as the user would and wait for the turn to end."
   (let ((agent-shell-permission-responder-function
          (lambda (permission)
            (funcall (map-elt permission :respond)
@@ -95,12 +93,6 @@ With INTERRUPT, cancel the turn (as C-c C-c does) once the agent has it."
            t)))
     (with-current-buffer buffer
       (agent-shell-insert :text text :submit t :shell-buffer buffer))
-    (when interrupt
-      (acp-bridge-test--wait
-       "the prompt to be sent"
-       (lambda ()
-         (with-current-buffer buffer (agent-shell--active-requests-p agent-shell--state))))
-      (with-current-buffer buffer (agent-shell-interrupt t)))
     (acp-bridge-test--wait
      (format "the turn of %s to end" text)
      (lambda ()
@@ -155,7 +147,7 @@ This documents the defect the mode fixes (EDITOR-002)."
       (should (= 1 (acp-bridge-test--count "The stream broke in the middle of a wo" screen))))))
 
 (ert-deftest acp-bridge-agent-shell-reset-discards-broken-thought ()
-  "EDITOR-003: an abandoned thought is discarded: one thinking block remains."
+  "EDITOR-005: an abandoned thought is discarded: one thinking block remains."
   (acp-bridge-test--with-shell t buffer
     (acp-bridge-test--prompt buffer "/broken-thought")
     (let ((screen (acp-bridge-test--screen buffer)))
@@ -176,7 +168,7 @@ This documents the defect the mode fixes (EDITOR-002)."
       (should (= 0 (acp-bridge-test--count "Second try" screen))))))
 
 (ert-deftest acp-bridge-agent-shell-reset-in-second-model-call-keeps-first ()
-  "EDITOR-005: a reset in the 2nd model call of a tool loop keeps the 1st call's text."
+  "EDITOR-003: a reset in the 2nd model call of a tool loop keeps the 1st call's text."
   (with-temp-file (expand-file-name "README.md" (acp-bridge-test--dir "work"))
     (insert "# A project\n"))
   (acp-bridge-test--with-shell t buffer
@@ -188,11 +180,11 @@ This documents the defect the mode fixes (EDITOR-002)."
       (should (= 0 (acp-bridge-test--count "The README descri\n" screen))))))
 
 (defun acp-bridge-test--replay (reset-mode)
-  "Two prompts, the first cancelled before any output; then a full load, RESET-MODE on or off.
+  "Two prompts, the first answered with nothing; then a full load, RESET-MODE on or off.
 Returns the screen of the shell that loaded the session."
   (let (session-id)
     (acp-bridge-test--with-shell reset-mode buffer
-      (acp-bridge-test--prompt buffer "/slow" t)
+      (acp-bridge-test--prompt buffer "/silent")
       (acp-bridge-test--prompt buffer "/broken-mid-word")
       (setq session-id (with-current-buffer buffer
                          (map-nested-elt agent-shell--state '(:session :id)))))
@@ -205,15 +197,15 @@ Returns the screen of the shell that loaded the session."
           (kill-buffer buffer))))))
 
 (ert-deftest acp-bridge-agent-shell-plain-load-glues-prompts ()
-  "Without the mode, agent-shell 0.63 glues consecutive user prompts of a load (EDITOR-007)."
+  "Without the mode, agent-shell 0.63 glues consecutive user prompts of a load (EDITOR-001)."
   (let ((screen (acp-bridge-test--replay nil)))
-    (should (string-match-p "/slow/broken-mid-word" screen))))
+    (should (string-match-p "/silent/broken-mid-word" screen))))
 
 (ert-deftest acp-bridge-agent-shell-load-keeps-prompts-apart ()
-  "EDITOR-007: a full session/load replay shows each user prompt as its own prompt,
+  "EDITOR-001: a full session/load replay shows each user prompt as its own prompt,
 and the replay holds the completed attempt only."
   (let ((screen (acp-bridge-test--replay t)))
-    (should (string-match-p "acp-bridge> /slow\n" screen))
+    (should (string-match-p "acp-bridge> /silent\n" screen))
     (should (string-match-p "acp-bridge> /broken-mid-word" screen))
     (should (= 1 (acp-bridge-test--count acp-bridge-test--retried-sentence screen)))
     (should (= 0 (acp-bridge-test--count "in the middle of a wo\n" screen)))))
