@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="A retry-safe Agent Client Protocol (ACP v1) agent over stdio. "
         "Editors launch it; it streams a model's answer and runs its tool calls "
         "through the editor. With no model configured it plays built-in scripts.",
-        epilog="Subcommand: `acp-bridge demo` shows a broken stream retried, as editors see it. "
+        epilog="Subcommands: `acp-bridge demo` shows a broken stream retried, as editors see it; "
+        "`acp-bridge conformance` grades an editor's reducer or client against the kit. "
         "Settings: flags over ACP_BRIDGE_* environment variables over the config file.",
     )
     parser.add_argument("--version", action="version", version=f"acp-bridge {__version__}")
@@ -97,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_bridge.cli._demo import main_demo
 
         return main_demo(args[1:])
+    if args and args[0] == "conformance":
+        from acp_bridge.conformance import main_conformance
+
+        return main_conformance(args[1:])
     options = build_parser().parse_args(args)
     flags: dict[str, Any] = {k: v for k, v in vars(options).items() if k != "config"}
     try:

@@ -150,6 +150,17 @@ class AcpClient:
         self._events.setdefault(session_id, [])
         return session_id
 
+    async def load_session(self, session_id: str, cwd: Path | str) -> JsonObject:
+        """`session/load`: the agent replays the stored conversation as `session/update`s,
+        recorded as the session's events, before it answers."""
+        result = await self._call(
+            "session/load", {"sessionId": session_id, "cwd": str(cwd), "mcpServers": []}
+        )
+        roots = (Path(await anyio.Path(cwd).resolve()),)
+        self._roots[session_id] = roots
+        self._events.setdefault(session_id, [])
+        return result
+
     async def prompt(self, session_id: str, text: str) -> PromptOutcome:
         """`session/prompt` with one text block; returns the turn as the editor saw it."""
         events = self._events.setdefault(session_id, [])

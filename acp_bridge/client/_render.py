@@ -96,6 +96,9 @@ def render_view(
             lines.extend(_tool_lines(entry, asked, width))
         elif isinstance(entry, PlanEntry):
             lines.extend(_plan_lines(entry, width))
+        elif isinstance(entry, RetryNotice) and entry.reason == "gave_up":
+            # RESET-010: the bridge stopped retrying; the error follows.
+            lines.extend(_block("retry", f"✗ gave up after attempt {entry.attempt}", width))
         elif isinstance(entry, RetryNotice):
             what = f"attempt {entry.attempt}" if entry.attempt is not None else "a new attempt"
             why = f" after {entry.reason}" if entry.reason else ""

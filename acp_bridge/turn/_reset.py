@@ -13,7 +13,10 @@ from acp_bridge.providers import TextDelta, ThoughtDelta
 from acp_bridge.turn._attempt import Attempt
 from acp_bridge.turn._updates import AgentText, AgentThought, ResetMarker
 
-__all__ = ["ChunkPresenter", "message_id", "thought_id"]
+__all__ = ["GAVE_UP", "ChunkPresenter", "message_id", "thought_id"]
+
+GAVE_UP = "gave_up"
+"""The `reason` of the marker sent when the bridge stops retrying (RESET-010)."""
 
 
 def message_id(id_prefix: str, model_call: int, attempt: int) -> str:
@@ -64,4 +67,15 @@ class ChunkPresenter:
             text="",
             message_id=message_id(self.id_prefix, self.model_call, new.number),
             reset=ResetMarker(attempt=new.number, reason=reason),
+        )
+
+    def give_up_for(self, last: Attempt, fault: str, give_up: str) -> AgentText | None:
+        """The marker sent when the bridge gives up after `last`, or None when `last` showed
+        nothing. RESET-010: it discards the failed attempt's output before the error."""
+        if not last.shown_chunks:
+            return None
+        return AgentText(
+            text="",
+            message_id=message_id(self.id_prefix, self.model_call, last.number),
+            reset=ResetMarker(last.number, GAVE_UP, fault=fault, give_up=give_up),
         )

@@ -339,6 +339,9 @@ class Turn:
                     failure = wait_exceeded(failure, request.provider.name, watch, decision.delay)
                 if give_up is not None:
                     await self._report_usage(call)  # USAGE-002: failed calls were billed too
+                    final = presenter.give_up_for(attempt, reason, give_up.value)
+                    if final is not None:
+                        await request.sink.send_update(final)  # RESET-010: before the error
                     raise TurnFailed.from_error(
                         failure,
                         give_up,

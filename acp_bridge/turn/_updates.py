@@ -43,9 +43,16 @@ class ResetMarker:
 
     attempt: int
     reason: str
+    fault: str | None = None  # RESET-010: the give-up marker's last retry reason
+    give_up: str | None = None  # RESET-010: why the bridge stopped retrying
 
     def to_meta(self) -> dict[str, JsonValue]:
-        return {"reset": True, "attempt": self.attempt, "reason": self.reason}
+        meta: dict[str, JsonValue] = {"reset": True, "attempt": self.attempt, "reason": self.reason}
+        if self.fault is not None:
+            meta["fault"] = self.fault
+        if self.give_up is not None:
+            meta["giveUp"] = self.give_up
+        return meta
 
 
 @dataclass(frozen=True, slots=True)

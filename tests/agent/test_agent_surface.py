@@ -266,7 +266,9 @@ async def test_exhausted_retries_give_a_clear_error_and_the_session_goes_on(
         assert error["data"]["attempts"] == 4
         assert error["data"]["retryableLater"] is True
         markers = [u for u in ed.updates(session) if (u.get("_meta") or {}).get("reset")]
-        assert [m["_meta"]["attempt"] for m in markers] == [2, 3, 4]
+        # The last marker is the give-up marker (RESET-010): attempt 4's text goes too.
+        assert [m["_meta"]["attempt"] for m in markers] == [2, 3, 4, 4]
+        assert markers[-1]["_meta"]["reason"] == "gave_up"
         # The failed turn left nothing unpaired behind: the next prompt still works.
         ok = await ed.prompt(session, "/hello")
     assert ok["result"]["stopReason"] == "end_turn"

@@ -22,7 +22,13 @@ ALLOWED: dict[str, set[str]] = {
     "sessions": {"providers", "tools", "turn"},
     "agent": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions"},
     "client": {"wire", "jsonrpc", "protocol"},
-    "cli": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "agent", "client"},
+    "conformance": {
+        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client"
+    },
+    "cli": {
+        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "agent", "client",
+        "conformance",
+    },
 }
 
 
@@ -47,7 +53,10 @@ def test_layer_depends_downward_only(layer: str) -> None:
 
 @pytest.mark.parametrize(
     "package",
-    ["wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client", "cli"],
+    [
+        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client",
+        "conformance", "cli",
+    ],
 )
 def test_all_is_sorted_and_complete(package: str) -> None:
     module = importlib.import_module(f"acp_bridge.{package}")

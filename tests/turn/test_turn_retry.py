@@ -110,6 +110,7 @@ def test_retry_after_is_a_floor_up_to_the_cap() -> None:
 @pytest.mark.anyio
 @pytest.mark.requirement("TURN-012")
 @pytest.mark.requirement("TURN-013")
+@pytest.mark.requirement("RESET-010")
 async def test_exhausted_retries_fail_the_turn_with_data() -> None:
     sleep = RecordingSleep()
     provider = FakeProvider(
@@ -135,7 +136,13 @@ async def test_exhausted_retries_fail_the_turn_with_data() -> None:
     assert failure.message != "Internal error"
     assert len(provider.requests) == 4
     assert len(sleep.delays) == 3
-    assert [m.attempt for m in sink.resets()] == [2, 3, 4]
+    # RESET-010: the last marker (reason gave_up) discards attempt 4's text before the error.
+    assert [(m.attempt, m.reason) for m in sink.resets()] == [
+        (2, "server_error"),
+        (3, "server_error"),
+        (4, "server_error"),
+        (4, "gave_up"),
+    ]
     assert request.history == [request.prompt]  # nothing of the failed call is kept
 
 
