@@ -8,7 +8,8 @@
     │   ├── MethodNotFound      -32601
     │   ├── InvalidParams       -32602
     │   ├── InternalError       -32603
-    │   │   └── TurnFailed              turn: a model call kept failing (data says why)
+    │   │   ├── TurnFailed              turn: a model call kept failing (data says why)
+    │   │   └── StateDirUnusable        the state directory cannot hold the ledger/sessions
     │   ├── RequestCancelled    -32800
     │   ├── AuthRequired        -32000
     │   └── ResourceNotFound    -32002
@@ -42,6 +43,7 @@ __all__ = [
     "PeerGone",
     "RequestCancelled",
     "ResourceNotFound",
+    "StateDirUnusable",
     "ToolError",
     "clip",
     "quote",
@@ -141,6 +143,31 @@ class InvalidParams(JsonRpcError):
 class InternalError(JsonRpcError):
     code = INTERNAL_ERROR
     default_message = "Internal error"
+
+
+class StateDirUnusable(InternalError):
+    """The state directory (`--state-dir` / `ACP_BRIDGE_STATE_DIR`) cannot be used.
+
+    The one error for "state directory unusable", whoever finds it (the startup check, the
+    effect ledger, the session store): `problem` is a short machine-readable word
+    (`not_a_directory`, `cannot_create`, `read_only`, `full`, `unreadable`), `detail` one
+    sentence without the full path (spec/configuration.md, CONF-STATE-001).
+    """
+
+    def __init__(self, problem: str, detail: str) -> None:
+        self.problem = problem
+        self.detail = detail
+        super().__init__(
+            f"The state directory is unusable: {detail}. Set --state-dir or "
+            "ACP_BRIDGE_STATE_DIR to a writable folder with free space (default "
+            "~/.local/state/acp-bridge); it is checked again at the next request that needs it",
+            {
+                "reason": "state_dir_unusable",
+                "problem": problem,
+                "setting": "--state-dir",
+                "env": "ACP_BRIDGE_STATE_DIR",
+            },
+        )
 
 
 class RequestCancelled(JsonRpcError):

@@ -25,12 +25,13 @@ import anyio
 
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonValue
+from acp_bridge.agent._auth import AuthGate
 from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._config import AgentConfig
 from acp_bridge.agent._durable import DurableSessions, session_record, store_errors
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
-from acp_bridge.agent._initialize import auth_methods, initialize
+from acp_bridge.agent._initialize import initialize
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title, user_turn
@@ -39,7 +40,6 @@ from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
 from acp_bridge.errors import (
-    AuthRequired,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -78,12 +78,14 @@ class Agent:
         self._ledger = ledger
         self._tickets = tickets or TurnTickets()
         self._durable = DurableSessions(config.state_dir, store)
+        self._auth = AuthGate(config.auth, config.missing_key_vars)
         self._sessions: dict[str, Session] = {}
         self._client_caps: acp.ClientCapabilities | None = None
         self._editor_caps = EditorCapabilities()
         self._requests: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
+            "logout": self.logout,
             "session/new": self.session_new,
             "session/prompt": self.session_prompt,
             "session/set_mode": self.session_set_mode,
@@ -125,7 +127,9 @@ class Agent:
     # -- initialization ------------------------------------------------------------------
 
     async def initialize(self, params: JsonValue) -> JsonValue:
-        result, caps = initialize(params, missing_key_vars=self._config.missing_key_vars)
+        result, caps = initialize(
+            params, missing_key_vars=self._auth.missing(), offer=self._auth.offer
+        )
         self.set_client_capabilities(caps)
         return result
 
@@ -134,25 +138,14 @@ class Agent:
         self._client_caps = acp.from_wire(acp.ClientCapabilities, caps) if caps else None
         self._editor_caps = editor_capabilities(self._client_caps)
 
-    def _require_auth(self) -> None:
-        missing = self._config.missing_key_vars
-        if missing:
-            names = " or ".join(missing)
-            raise AuthRequired(
-                f"Authentication required: set {names} in the environment that launches "
-                "acp-bridge, then restart it",
-                {"reason": "auth_required", "env": list(missing)},
-            )
-
     async def authenticate(self, params: JsonValue) -> JsonValue:
-        request = acp.from_wire(acp.AuthenticateRequest, params)
-        known = {m["id"] for m in auth_methods(self._config.missing_key_vars)}
-        if request.method_id not in known:
-            raise InvalidParams.at(
-                "methodId", "Unknown authentication method", got=request.method_id
-            )
-        self._require_auth()
+        self._auth.authenticate(acp.from_wire(acp.AuthenticateRequest, params).method_id)
         return acp.to_wire(acp.AuthenticateResponse())
+
+    async def logout(self, params: JsonValue) -> JsonValue:
+        acp.from_wire(acp.LogoutRequest, params or {})
+        self._auth.logout()
+        return acp.to_wire(acp.LogoutResponse())
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -174,7 +167,7 @@ class Agent:
     async def session_new(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.NewSessionRequest, params)
         cwd, extra = self._directories(request.cwd, request.additional_directories)
-        self._require_auth()
+        self._auth.require()
         session = Session(new_session_id(), cwd, extra, model=self._config.models[0])
         session.mcp_servers = tuple(mcp_record(s) for s in request.mcp_servers)
         with store_errors():  # durable before the editor hears of it (SESS-010)
@@ -241,7 +234,7 @@ class Agent:
         """Opens a stored session on this connection (`DurableSessions.open`) and, for
         `session/load`, replays it before the response is written (SESS-031)."""
         cwd, extra = self._directories(cwd_text, additional)
-        self._require_auth()
+        self._auth.require()
         live = self._sessions.get(session_id)
         if live is not None and (live.running is not None or not live.idle.is_set()):
             raise InvalidRequest(
@@ -369,7 +362,7 @@ class Agent:
         scope = self._tickets.scope(request_id, request.session_id)  # AGENT-CANCEL-002
         session = self._session(request.session_id)
         prompt = user_turn(request.prompt)
-        self._require_auth()
+        self._auth.require()
         if session.running is not None or not session.idle.is_set():
             raise InvalidRequest(
                 f"A prompt turn is already running in session {session.session_id}; "

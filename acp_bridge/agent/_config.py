@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from acp_bridge.agent._auth import AuthOffer
 from acp_bridge.providers import ModelProvider
 from acp_bridge.tools import ToolRegistry, default_tools
 from acp_bridge.turn import RetryPolicy
@@ -30,6 +31,8 @@ class AgentConfig:
         missing_key_vars: when non-empty, the provider needs an API key from one of these
             environment variables and none is set: session/new and session/prompt answer
             -32000 (auth required) naming them.
+        auth: how the key is looked up now and how the user logs in (spec/authentication.md);
+            None infers it from `missing_key_vars` (the key is then not looked up again).
         state_dir: where the effect ledger (and sessions) live.
         system_prompt: the system instruction sent with every model call.
         retry_policy: the turn engine's retry policy.
@@ -43,6 +46,7 @@ class AgentConfig:
     models: tuple[str, ...]
     state_dir: Path
     missing_key_vars: tuple[str, ...] = ()
+    auth: AuthOffer | None = None
     system_prompt: str | None = None
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     commands: tuple[SlashCommand, ...] = ()

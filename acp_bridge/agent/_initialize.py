@@ -16,30 +16,23 @@ from typing import Any
 
 from acp_bridge import __version__
 from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.agent._auth import AuthOffer, auth_methods, offer_for
 
-__all__ = ["AUTH_METHOD_ID", "SUPPORTED_VERSION", "auth_methods", "initialize", "initialize_result"]
+__all__ = ["SUPPORTED_VERSION", "initialize", "initialize_result"]
 
 SUPPORTED_VERSION = 1
-AUTH_METHOD_ID = "env-api-key"
 _UINT16 = 65535
 
 
-def auth_methods(missing_key_vars: tuple[str, ...]) -> list[JsonObject]:
-    """The agent auth method offered when the provider's API key is missing."""
-    if not missing_key_vars:
-        return []
-    names = " or ".join(missing_key_vars)
-    return [
-        {
-            "id": AUTH_METHOD_ID,
-            "name": "API key from the environment",
-            "description": f"Set {names} in the environment that launches acp-bridge.",
-        }
-    ]
+def initialize_result(
+    missing_key_vars: tuple[str, ...], *, offer: AuthOffer | None = None, caps: JsonValue = None
+) -> JsonObject:
+    """What acp-bridge answers to `initialize` (an `InitializeResponse` on the wire).
 
-
-def initialize_result(missing_key_vars: tuple[str, ...]) -> JsonObject:
-    """What acp-bridge answers to `initialize` (an `InitializeResponse` on the wire)."""
+    `caps` are the client's capabilities: the terminal login is offered only to a client
+    that enabled `auth.terminal` (spec/authentication.md, AUTH-WIRE-001).
+    """
+    offer = offer_for(offer, missing_key_vars)
     return {
         "protocolVersion": SUPPORTED_VERSION,
         "agentCapabilities": {
@@ -53,8 +46,9 @@ def initialize_result(missing_key_vars: tuple[str, ...]) -> JsonObject:
                 "delete": {},
                 "additionalDirectories": {},
             },
+            "auth": {"logout": {}},
         },
-        "authMethods": auth_methods(missing_key_vars),  # type: ignore[dict-item]
+        "authMethods": auth_methods(offer, missing_key_vars, caps),  # type: ignore[dict-item]
         "agentInfo": {"name": "acp-bridge", "title": "acp-bridge", "version": __version__},
     }
 
@@ -92,7 +86,7 @@ def _plain(params: JsonValue) -> JsonObject | None:
 
 
 def initialize(
-    params: JsonValue, *, missing_key_vars: tuple[str, ...]
+    params: JsonValue, *, missing_key_vars: tuple[str, ...], offer: AuthOffer | None = None
 ) -> tuple[JsonObject, JsonObject]:
     """The `initialize` result and the client's capabilities as sent (a JSON object).
 
@@ -105,4 +99,4 @@ def initialize(
 
         request = from_wire(InitializeRequest, params)
         caps = to_wire(request.client_capabilities) if request.client_capabilities else {}
-    return initialize_result(missing_key_vars), caps
+    return initialize_result(missing_key_vars, offer=offer, caps=caps), caps

@@ -8,12 +8,17 @@ after the `initialize` response is on the wire, or on the first other request.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp_bridge._json import JsonValue
+from acp_bridge.agent._auth import AuthGate, AuthOffer
 from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._initialize import initialize
+from acp_bridge.agent._state_dir import check_state_dir, state_error_from
+from acp_bridge.errors import JsonRpcError, StateDirUnusable
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, Tracer
 from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, Transport
 
@@ -26,31 +31,94 @@ __all__ = ["ConfigLoader", "serve"]
 
 ConfigLoader = Callable[[], "AgentConfig"]
 
+_log = logging.getLogger("acp_bridge.agent")
+# Everything that reads or writes the ledger or the session store; initialize, authenticate
+# and logout work without them.
+_NEEDS_STATE = frozenset(
+    {
+        "session/new",
+        "session/prompt",
+        "session/load",
+        "session/resume",
+        "session/list",
+        "session/close",
+        "session/delete",
+        "session/set_mode",
+        "session/set_config_option",
+    }
+)
+
 
 class _Connection:
     """The connection's handler: a light handshake in front of the lazily loaded `Agent`."""
 
     def __init__(
-        self, peer: JsonRpcPeer, load: ConfigLoader, missing_key_vars: tuple[str, ...]
+        self,
+        peer: JsonRpcPeer,
+        load: ConfigLoader,
+        missing_key_vars: tuple[str, ...],
+        auth: AuthOffer | None = None,
     ) -> None:
         self._peer = peer
         self._load = load
-        self._missing_key_vars = missing_key_vars
+        self._gate = AuthGate(auth, missing_key_vars)
         self._caps: JsonValue = None
         self._agent: Agent | None = None
         self.ledger: EffectLedger | None = None
         self._tickets = TurnTickets()  # from the first request on, before the agent loads
+        self._state_error: JsonRpcError | None = None
+        self._state_dir = Path()
 
     def agent(self) -> Agent:
         if self._agent is None:
-            from acp_bridge.agent._agent import Agent
-            from acp_bridge.turn import EffectLedger
+            self._agent = self._build(self._load())
+        return self._agent
 
-            config = self._load()
-            self.ledger = EffectLedger(config.state_dir)
-            agent = Agent(config, self._peer, self.ledger, tickets=self._tickets)
-            agent.set_client_capabilities(self._caps)
-            self._agent = agent
+    def _build(self, config: AgentConfig) -> Agent:
+        """The agent, with the real ledger when the state directory is usable; otherwise an
+        in-memory one it never uses (the methods needing state are refused, CONF-STATE-001)."""
+        from acp_bridge.agent._agent import Agent
+        from acp_bridge.turn import EffectLedger, LedgerUnavailable
+
+        self._state_dir = config.state_dir
+        self._state_error = check_state_dir(config.state_dir)
+        ledger: EffectLedger | None = None
+        if self._state_error is None:
+            try:
+                ledger = EffectLedger(config.state_dir)
+            except OSError as error:
+                self._state_error = state_error_from(error)
+            except LedgerUnavailable as error:
+                _log.error("%s", error)
+                self._state_error = (
+                    error
+                    if isinstance(error, JsonRpcError)
+                    else StateDirUnusable("unusable", "its effect ledger cannot be opened")
+                )
+        if self._state_error is not None:  # said once on stderr by the startup check
+            _log.debug("%s", self._state_error.message)
+            ledger = EffectLedger(None)
+        assert ledger is not None
+        self.ledger = ledger
+        agent = Agent(config, self._peer, ledger, tickets=self._tickets)
+        agent.set_client_capabilities(self._caps)
+        return agent
+
+    def _state_ready(self) -> Agent:
+        """The agent for a method that needs the state: the directory is checked again (the
+        user may have fixed it meanwhile), else its precise error is raised."""
+        agent = self.agent()
+        if self._state_error is None:
+            return agent
+        if check_state_dir(self._state_dir) is not None:
+            raise self._state_error
+        with contextlib.suppress(Exception):
+            agent.close()
+        if self.ledger is not None:
+            self.ledger.close()
+        self._agent = self._build(self._load())
+        if self._state_error is not None:
+            raise self._state_error
         return self._agent
 
     @property
@@ -62,9 +130,12 @@ class _Connection:
 
     async def handle_request(self, method: str, params: JsonValue) -> JsonValue | Reply:
         if method == "initialize" and self._agent is None:
-            result, self._caps = initialize(params, missing_key_vars=self._missing_key_vars)
+            result, self._caps = initialize(
+                params, missing_key_vars=self._gate.missing(), offer=self._gate.offer
+            )
             return Reply(result, self._warm_up)
-        return await self.agent().handle_request(method, params)
+        agent = self._state_ready() if method in _NEEDS_STATE else self.agent()
+        return await agent.handle_request(method, params)
 
     def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None:
         self._tickets.received(request_id, method, params)  # AGENT-CANCEL-002
@@ -84,13 +155,15 @@ async def serve(
     config: AgentConfig | ConfigLoader,
     *,
     missing_key_vars: tuple[str, ...] | None = None,
+    auth: AuthOffer | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     trace: Tracer | None = None,
 ) -> None:
     """Serves ACP on `transport` until the editor closes it.
 
     `config` is the agent's configuration or a function that builds it on first need;
-    with a function, `missing_key_vars` must say which API-key variables are missing.
+    with a function, `missing_key_vars` must say which API-key variables are missing and
+    `auth` how the key is looked up (both answer `initialize` before the config is built).
     """
     if callable(config):
         load: ConfigLoader = config
@@ -99,8 +172,9 @@ async def serve(
         ready = config
         load = lambda: ready  # noqa: E731
         missing = config.missing_key_vars
+        auth = config.auth
     peer = JsonRpcPeer(transport, max_line_bytes=max_line_bytes, trace=trace)
-    connection = _Connection(peer, load, missing)
+    connection = _Connection(peer, load, missing, auth)
     try:
         await peer.serve(connection)
     finally:

@@ -15,7 +15,13 @@ from typing import Any
 from acp_bridge import __version__
 from acp_bridge.cli._settings import PROVIDER_KINDS, SettingsError, resolve
 
-__all__ = ["build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "TTY_HINT", "build_parser", "main"]
+
+SUBCOMMANDS = ("login", "logout", "doctor")
+TTY_HINT = (
+    "acp-bridge: acp-bridge is an ACP agent an editor launches over stdio; try `acp-bridge demo`, "
+    "see README (serving on this terminal anyway: type JSON-RPC lines, Ctrl-D to end)"
+)
 
 _log = logging.getLogger("acp_bridge")
 
@@ -26,9 +32,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="A retry-safe Agent Client Protocol (ACP v1) agent over stdio. "
         "Editors launch it; it streams a model's answer and runs its tool calls "
         "through the editor. With no model configured it plays built-in scripts.",
-        epilog="Subcommands: `acp-bridge demo` shows a broken stream retried, as editors see it; "
-        "`acp-bridge conformance` grades an editor's reducer or client against the kit. "
-        "Settings: flags over ACP_BRIDGE_* environment variables over the config file.",
+        epilog="Subcommands: `acp-bridge demo` shows a broken stream retried, as editors see "
+        "it; `acp-bridge conformance` grades an editor's reducer or client against the kit; "
+        "`acp-bridge login` / `logout` store or remove a provider's API key; "
+        "`acp-bridge doctor` checks the configuration, the key, the provider and the state "
+        "directory. Settings: flags over ACP_BRIDGE_* environment variables over the config "
+        "file.",
+    )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=SUBCOMMANDS,
+        help="login, logout or doctor (without one: serve ACP on stdio)",
     )
     parser.add_argument("--version", action="version", version=f"acp-bridge {__version__}")
     parser.add_argument(
@@ -103,13 +118,42 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return main_conformance(args[1:])
     options = build_parser().parse_args(args)
-    flags: dict[str, Any] = {k: v for k, v in vars(options).items() if k != "config"}
+    flags: dict[str, Any] = {
+        k: v for k, v in vars(options).items() if k not in ("config", "command")
+    }
     try:
         settings = resolve(flags, config_path=options.config)
     except SettingsError as exc:
+        if options.command == "doctor":
+            from acp_bridge.cli._doctor import report_settings_error
+
+            return report_settings_error(exc)
         print(f"acp-bridge: {exc}", file=sys.stderr)
         return 2
+    if options.command == "login":
+        from acp_bridge.cli._login import main_login
+
+        return main_login(settings)
+    if options.command == "logout":
+        from acp_bridge.cli._login import main_logout
+
+        return main_logout(settings)
+    if options.command == "doctor":
+        from acp_bridge.cli._doctor import main_doctor
+
+        return main_doctor(settings)
+    for note in settings.notes:
+        print(f"acp-bridge: {note}", file=sys.stderr)
+    if _on_terminal():
+        print(TTY_HINT, file=sys.stderr)
     _configure_logging(settings.log_level)
     from acp_bridge.cli._run import run
 
     return run(settings)
+
+
+def _on_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_bridge.agent._serve import serve
+from acp_bridge.cli._keys import auth_offer, missing_key_vars, provider_key
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from acp_bridge.providers._base import ModelProvider
 from acp_bridge.wire import ClaimedStdio, open_stdio
 
-__all__ = ["build_config", "run"]
+__all__ = ["build_config", "missing_key_vars", "run", "trace_error"]
 
 _log = logging.getLogger("acp_bridge.cli")
 
@@ -28,20 +29,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "Use the tools to read, search and change files and to run commands; "
     "paths are relative to the workspace. Be concise."
 )
-
-
-def missing_key_vars(settings: BridgeSettings) -> tuple[str, ...]:
-    """The API-key variables to set when the provider needs a key and none is set (light)."""
-    if settings.provider == "scripted":
-        return ()
-    from acp_bridge.providers import _registry as registry
-
-    provider_settings = registry.settings_for(
-        kind=settings.provider, model=settings.model, base_url=settings.base_url
-    )
-    if registry.needs_api_key(provider_settings) and not provider_settings.api_key:
-        return registry.api_key_env_vars(settings.provider)
-    return ()
 
 
 def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> AgentConfig:
@@ -62,19 +49,26 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         provider: ModelProvider = scripted
         model = scripted.model
     else:
+        from acp_bridge.cli._keys import RekeyingProvider
         from acp_bridge.providers import _registry as registry
 
-        provider_settings = registry.settings_for(
-            kind=settings.provider,
-            model=settings.model,
-            base_url=settings.base_url,
-            idle_timeout=settings.idle_timeout,
-            first_token_timeout=settings.first_token_timeout,
-            max_tokens=settings.max_tokens,
-            trace=trace.provider if trace else None,
-        )
-        provider = registry.create_provider(provider_settings)
-        model = provider_settings.model
+        def build(key: str | None) -> ModelProvider:
+            return registry.create_provider(
+                registry.settings_for(
+                    kind=settings.provider,
+                    model=settings.model,
+                    base_url=settings.base_url,
+                    api_key=key,
+                    idle_timeout=settings.idle_timeout,
+                    first_token_timeout=settings.first_token_timeout,
+                    max_tokens=settings.max_tokens,
+                    trace=trace.provider if trace else None,
+                )
+            )
+
+        # The key is looked up at each model call: a login in a terminal needs no restart.
+        provider = RekeyingProvider(build, lambda: provider_key(settings)[0])
+        model = provider.model
     if settings.inject_fault:
         from acp_bridge.providers._faults import FaultInjectingProvider, parse_fault_plan
 
@@ -87,6 +81,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         models=models,
         state_dir=settings.state_dir,
         missing_key_vars=missing_key_vars(settings),
+        auth=auth_offer(settings),
         system_prompt=settings.system_prompt or DEFAULT_SYSTEM_PROMPT,
         retry_policy=RetryPolicy(
             max_attempts=settings.max_attempts,
@@ -104,7 +99,18 @@ def run(settings: BridgeSettings) -> int:
     """Serves ACP on stdio until the editor closes stdin. Returns the exit status."""
     # Claim stdout before anything else runs: from here on, stray output goes to stderr.
     claimed = ClaimedStdio()
-    trace = TraceWriter(settings.trace, secrets=_known_secrets()) if settings.trace else None
+    try:
+        trace = TraceWriter(settings.trace, secrets=_known_secrets()) if settings.trace else None
+    except OSError as exc:
+        claimed.release()
+        print(f"acp-bridge: {trace_error(settings, exc)}", file=sys.stderr)
+        return 2
+    # An unusable state directory does not stop serving: initialize and authenticate still
+    # work, and the methods that need it answer its precise error (CONF-STATE-001).
+    from acp_bridge.agent._state_dir import check_state_dir
+
+    if problem := check_state_dir(settings.state_dir):
+        print(f"acp-bridge: {problem.message} ({settings.state_dir})", file=sys.stderr)
     try:
         # Validate what can fail early (a bad script or fault plan) without loading the heavy
         # layers: those load right after `initialize` is answered.
@@ -128,6 +134,7 @@ def run(settings: BridgeSettings) -> int:
                 transport,
                 lambda: _frozen(build_config(settings, trace)),
                 missing_key_vars=missing,
+                auth=auth_offer(settings),
                 max_line_bytes=settings.max_line_bytes,
                 trace=trace.jsonrpc if trace else None,
             )
@@ -141,6 +148,23 @@ def run(settings: BridgeSettings) -> int:
         if trace:
             trace.close()
     return 0
+
+
+def trace_error(settings: BridgeSettings, exc: OSError) -> str:
+    """One line for a trace file that cannot be opened (CONF-ERR-005)."""
+    where = settings.sources.get("trace", "flag")
+    setting = (
+        "--trace"
+        if where == "flag"
+        else "ACP_BRIDGE_TRACE"
+        if where == "environment"
+        else ("the config key trace")
+    )
+    reason = exc.strerror or type(exc).__name__
+    return (
+        f"cannot open the trace file {settings.trace!r} ({setting}): {reason}; give a file "
+        "path in an existing, writable folder, or drop the setting"
+    )
 
 
 def _frozen(config: AgentConfig) -> AgentConfig:

@@ -1,9 +1,11 @@
 """Resolving the bridge's settings: command-line flags over environment over config file.
 
 The config file is TOML (`--config FILE`, default `$XDG_CONFIG_HOME/acp-bridge/config.toml`);
-a missing default file is fine, a missing explicit one is an error. API keys are read only
-from the providers' standard environment variables, never from flags or the config file, so
-they never land in shell history or a committed file.
+a missing default file is fine, a missing explicit one is an error. Every setting is in the
+one table of `acp_bridge.cli._setting_table`; each error names the setting, where its value
+came from and the fix (spec/configuration.md). API keys are read only from the providers'
+standard environment variables or the stored `acp-bridge login`, never from flags or the
+config file, so they never land in shell history or a committed file.
 """
 
 from __future__ import annotations
@@ -15,39 +17,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROVIDER_KINDS", "BridgeSettings", "SettingsError", "default_config_path", "resolve"]
+from acp_bridge.cli._setting_table import SETTINGS, setting
 
-PROVIDER_KINDS = ("scripted", "openai", "anthropic", "gemini")
+__all__ = [
+    "PROVIDER_KINDS",
+    "BridgeSettings",
+    "SettingsError",
+    "default_config_path",
+    "default_state_dir",
+    "resolve",
+]
 
-_ENV = {
-    "provider": "ACP_BRIDGE_PROVIDER",
-    "model": "ACP_BRIDGE_MODEL",
-    "base_url": "ACP_BRIDGE_BASE_URL",
-    "script": "ACP_BRIDGE_SCRIPT",
-    "state_dir": "ACP_BRIDGE_STATE_DIR",
-    "trace": "ACP_BRIDGE_TRACE",
-    "log_level": "ACP_BRIDGE_LOG_LEVEL",
-    "inject_fault": "ACP_BRIDGE_INJECT_FAULT",
-    "max_wait": "ACP_BRIDGE_MAX_WAIT",
-    "context_window": "ACP_BRIDGE_CONTEXT_WINDOW",
-}
-_FILE_KEYS = frozenset(
-    {
-        *_ENV,
-        "models",
-        "system_prompt",
-        "max_line_bytes",
-        "idle_timeout",
-        "first_token_timeout",
-        "max_attempts",
-        "max_tokens",
-        "stall_notice_after",
-    }
-)
+PROVIDER_KINDS = setting("provider").choices
 
-
-_INTS = frozenset({"max_line_bytes", "max_attempts", "max_tokens", "context_window"})
-_FLOATS = frozenset({"idle_timeout", "first_token_timeout", "max_wait", "stall_notice_after"})
+_ENV = {s.name: s.env for s in SETTINGS if s.env}
+_FILE_KEYS = frozenset(s.name for s in SETTINGS)
+_FLAGS = {s.name: s.flag for s in SETTINGS if s.flag}
 
 
 class SettingsError(Exception):
@@ -90,6 +75,8 @@ class BridgeSettings:
     stall_notice_after: float = 15.0
     context_window: int | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    """What the bridge inferred and says on stderr before serving (e.g. the provider)."""
 
 
 def _load_file(path: Path, explicit: bool) -> dict[str, Any]:
@@ -104,24 +91,57 @@ def _load_file(path: Path, explicit: bool) -> dict[str, Any]:
         raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
     unknown = sorted(set(data) - _FILE_KEYS)
     if unknown:
-        raise SettingsError(f"config file {path}: unknown keys {', '.join(unknown)}")
+        raise SettingsError(
+            f"config file {path}: unknown key(s) {', '.join(unknown)}; "
+            f"the allowed keys are {', '.join(s.name for s in SETTINGS)} (see README, Options)"
+        )
     return data
 
 
+def _where(name: str, layer: str) -> str:
+    if layer == "flag":
+        return f"flag {_FLAGS.get(name, name)}"
+    if layer == "environment":
+        return f"environment variable {_ENV.get(name, name)}"
+    return f"{layer}, key {name}"
+
+
 def _coerce(name: str, value: Any, where: str) -> Any:
+    spec = setting(name)
     try:
-        if name == "state_dir":
+        if spec.kind == "path":
             return Path(str(value)).expanduser()
-        if name == "models":
+        if spec.kind == "list":
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(str(item).strip() for item in items if str(item).strip())
-        if name in _INTS:
-            return int(value)
-        if name in _FLOATS:
-            return float(value)
-        return str(value)
+        if spec.kind in ("int", "float"):
+            if isinstance(value, bool):
+                raise ValueError
+            number = int(value) if spec.kind == "int" else float(value)
+        else:
+            number = None
+            value = str(value)
     except (TypeError, ValueError):
-        raise SettingsError(f"{name} from {where} is not valid: {value!r}") from None
+        raise SettingsError(
+            f"{where}: {value!r} is not {_expected(spec.kind)}; "
+            f"the default is {spec.default.replace('`', '')}"
+        ) from None
+    if number is not None:
+        if not (spec.minimum or 0) <= number < float("inf"):  # NaN fails too
+            raise SettingsError(
+                f"{where}: must be at least {spec.minimum:g}, got {value}; "
+                f"the default is {spec.default.replace('`', '')}"
+            )
+        return number
+    if spec.choices and value not in spec.choices:
+        raise SettingsError(
+            f"{where}: unknown {name} {value!r}; choose one of {', '.join(spec.choices)}"
+        )
+    return value
+
+
+def _expected(kind: str) -> str:
+    return {"int": "a whole number", "float": "a number of seconds"}.get(kind, f"a {kind}")
 
 
 def resolve(
@@ -140,18 +160,35 @@ def resolve(
     ]
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for where, layer in layers:
-        for name, value in layer.items():
-            if name not in BridgeSettings.__dataclass_fields__ or name == "sources":
-                raise SettingsError(f"unknown setting {name!r} from {where}")
-            values[name] = _coerce(name, value, where)
-            sources[name] = where
+    for layer, entries in layers:
+        for name, value in entries.items():
+            if name not in _FILE_KEYS:
+                raise SettingsError(
+                    f"unknown setting {name!r} from {layer}; the allowed settings are "
+                    f"{', '.join(s.name for s in SETTINGS)}"
+                )
+            values[name] = _coerce(name, value, _where(name, layer))
+            sources[name] = layer
+    notes: list[str] = []
     provider = values.get("provider", "scripted")
-    if provider not in PROVIDER_KINDS:
+    if values.get("base_url") and "provider" not in values:
+        # An endpoint without a provider is an OpenAI-compatible server, never the scripted
+        # model (CONF-ERR-002): say so rather than silently playing scripts.
+        values["provider"] = provider = "openai"
+        sources["provider"] = "--base-url without --provider"
+        notes.append(
+            f"--base-url {values['base_url']} given without --provider: using --provider openai "
+            "(OpenAI-compatible); pass --provider anthropic or gemini for those APIs"
+        )
+    elif values.get("base_url") and provider == "scripted":
         raise SettingsError(
-            f"unknown provider {provider!r} (from {sources.get('provider')}); "
-            f"choose one of {', '.join(PROVIDER_KINDS)}"
+            f"--base-url (from {sources['base_url']}) does not apply to the scripted model "
+            f"(provider from {sources['provider']}); pass --provider openai for an "
+            "OpenAI-compatible server, or drop --base-url"
         )
     if values.get("script") and provider != "scripted":
-        raise SettingsError("--script only applies to --provider scripted")
-    return BridgeSettings(**values, sources=sources)
+        raise SettingsError(
+            f"--script only applies to --provider scripted (the provider is {provider}, from "
+            f"{sources.get('provider')}); drop --script or --provider"
+        )
+    return BridgeSettings(**values, sources=sources, notes=tuple(notes))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from acp_bridge._json import JsonValue
 from acp_bridge.errors import INTERNAL_ERROR, InternalError
-from acp_bridge.providers import ModelStreamError
+from acp_bridge.providers import FaultKind, ModelStreamError
 
 __all__ = ["GiveUp", "RetryDecision", "RetryPolicy", "TurnFailed"]
 
@@ -160,8 +160,14 @@ class TurnFailed(InternalError):
             )
         else:
             limit = "attempts" if give_up is GiveUp.ATTEMPTS_EXHAUSTED else "retries this turn"
+            # A server that cannot be reached is fixed by what the message names, not by time.
+            after = (
+                "fix what the message names, then send the prompt again"
+                if error.kind is FaultKind.CONNECTION_FAILED
+                else "trying again later may help"
+            )
             message = (
                 f"The model call failed {attempts} time(s) in a row ({what}): {error.message}. "
-                f"Gave up after the maximum {limit}; trying again later may help."
+                f"Gave up after the maximum {limit}; {after}."
             )
         return cls(message, data)

@@ -142,12 +142,12 @@ async def test_missing_api_key_means_auth_required(tmp_path: Path) -> None:
     config = scripted_config(tmp_path / "s", missing_key_vars=("OPENAI_API_KEY",))
     async with running_bridge(config) as ed:
         init = await ed.initialize()
-        assert init["authMethods"][0]["id"] == "env-api-key"
+        assert init["authMethods"][0]["id"] == "api-key"
         assert "OPENAI_API_KEY" in init["authMethods"][0]["description"]
         reply = await ed.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
         assert reply["error"]["code"] == -32000
         assert "OPENAI_API_KEY" in reply["error"]["message"]
-        auth = await ed.request("authenticate", {"methodId": "env-api-key"})
+        auth = await ed.request("authenticate", {"methodId": "api-key"})
         assert auth["error"]["code"] == -32000
 
 

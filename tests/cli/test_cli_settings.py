@@ -47,7 +47,7 @@ def test_defaults_without_any_file(tmp_path: Path) -> None:
     ("content", "problem"),
     [
         ('provider = "llama"\n', "unknown provider"),
-        ("colour = 1\n", "unknown keys colour"),
+        ("colour = 1\n", r"unknown key\(s\) colour; the allowed keys are provider, model"),
         ("provider = \n", "not valid TOML"),
         ('max_attempts = "many"\n', "max_attempts"),
     ],

@@ -33,6 +33,7 @@ from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
 from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
 from acp_bridge.providers.http._classify import error_from_status, scrub
+from acp_bridge.providers.http._hints import connect_failure, status_hint
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._sse import RawJson, SseComment, SseDecoder, SseEvent, SseItem
 
@@ -232,13 +233,18 @@ class HttpTransport:
         if response.is_success:
             return
         body = await _read_limited(response)
-        raise error_from_status(
+        error = error_from_status(
             self._provider,
             response.status_code,
             response.headers,
             body,
             secret=self._options.api_key,
         )
+        if response.status_code in (401, 403, 404):  # the URL asked and the fix (CONF-ERR-003)
+            hint = status_hint(self._provider, response.status_code, str(response.request.url))
+            error.message = f"{error.message}. {hint}"
+            error.args = (error.message,)
+        raise error
 
     def _idle_timeout(
         self, phase: Phase, *, where: str = "the server", keep_alive: bool = False
@@ -266,7 +272,17 @@ class HttpTransport:
         )
         if isinstance(exc, httpx.ReadTimeout):
             return self._idle_timeout(phase, where=where)
-        if isinstance(exc, httpx.ConnectError | httpx.TimeoutException):
+        if isinstance(exc, httpx.ConnectError):
+            reason, sentence, retryable = connect_failure(exc, str(exc.request.url))
+            return ModelStreamError(
+                FaultKind.CONNECTION_FAILED,
+                f"{self._provider}: {sentence}"
+                if reason != "unreachable"
+                else f"{self._provider}: could not reach {where} ({detail})",
+                phase=Phase.CONNECT,
+                retryable=retryable,
+            )
+        if isinstance(exc, httpx.TimeoutException):
             return ModelStreamError(
                 FaultKind.CONNECTION_FAILED,
                 f"{self._provider}: could not reach {where} ({detail})",
