@@ -155,8 +155,8 @@ class TurnFailed(InternalError):
             )
         elif give_up is GiveUp.NOT_RETRYABLE:
             message = (
-                f"The model request failed ({what}): {error.message}. Retrying will not help "
-                "until the cause is fixed."
+                f"The model request failed ({what}): {_sentence(error.message)} "
+                "Retrying will not help until the cause is fixed."
             )
         else:
             limit = "attempts" if give_up is GiveUp.ATTEMPTS_EXHAUSTED else "retries this turn"
@@ -167,7 +167,13 @@ class TurnFailed(InternalError):
                 else "trying again later may help"
             )
             message = (
-                f"The model call failed {attempts} time(s) in a row ({what}): {error.message}. "
-                f"Gave up after the maximum {limit}; {after}."
+                f"The model call failed {attempts} time(s) in a row ({what}): "
+                f"{_sentence(error.message)} Gave up after the maximum {limit}; {after}."
             )
         return cls(message, data)
+
+
+def _sentence(text: str) -> str:
+    """`text` ended as a sentence: a shortened message keeps its "…" alone, never "…."."""
+    text = text.rstrip()
+    return text if text.endswith((".", "…", "!", "?")) else f"{text}."

@@ -38,7 +38,7 @@ async def _stream_error(base_url: str, status: int | None = None) -> ModelStream
 async def test_a_404_shows_the_url_asked_and_suggests_the_missing_v1() -> None:
     error = await _stream_error("", 404)
     assert error.kind is FaultKind.NOT_FOUND
-    assert "nothing at http://127.0.0.1:" in error.message
+    assert "provided. Nothing at http://127.0.0.1:" in error.message
     assert "/chat/completions (HTTP 404): the base URL probably lacks /v1" in error.message
     assert "try --base-url ending in /v1" in error.message
 
@@ -177,3 +177,21 @@ def test_doctor_names_a_missing_key_a_bad_state_dir_and_a_bad_config(tmp_path: P
     assert out.stdout.decode().startswith(
         f"FAIL  configuration: config file {config}: unknown key(s) colour; the allowed keys"
     )
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("CONF-ERR-003")
+async def test_a_shortened_provider_message_never_ends_in_an_ellipsis_and_a_full_stop() -> None:
+    body = {"error": {"message": "the request was bad " * 40, "type": "invalid_request_error"}}
+    async with LoopbackServer([json_reply(400, body)]) as server:
+        options = HttpProviderOptions("gpt-test", base_url=server.base_url + "/v1")
+        async with OpenAIProvider(options) as provider:
+            _, error = await drain(provider.stream(REQUEST))
+    assert error is not None
+    assert error.message.endswith("…")
+    for give_up in (GiveUp.NOT_RETRYABLE, GiveUp.ATTEMPTS_EXHAUSTED):
+        failed = TurnFailed.from_error(
+            error, give_up, attempts=1, model_call=1, policy=RetryPolicy()
+        )
+        assert "…." not in failed.message
+        assert "… " in failed.message

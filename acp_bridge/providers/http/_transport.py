@@ -242,7 +242,7 @@ class HttpTransport:
         )
         if response.status_code in (401, 403, 404):  # the URL asked and the fix (CONF-ERR-003)
             hint = status_hint(self._provider, response.status_code, str(response.request.url))
-            error.message = f"{error.message}. {hint}"
+            error.message = f"{error.message.rstrip('.')}. {hint[:1].upper()}{hint[1:]}"
             error.args = (error.message,)
         raise error
 
