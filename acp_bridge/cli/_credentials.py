@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -57,6 +56,8 @@ def load_keys(path: Path) -> dict[str, str]:
 
 
 def _write(path: Path, keys: Mapping[str, str]) -> None:
+    import tempfile  # only when writing: the agent's startup reads, never writes
+
     try:
         path.parent.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".credentials-", dir=path.parent)
