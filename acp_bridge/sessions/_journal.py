@@ -1,8 +1,9 @@
 """Recording a running turn: the engine's `TurnSink` and `TurnJournal`, backed by the store.
 
-`TurnRecorder` sits between the turn engine and the editor's sink. Every tool-call update is
-written to the store before it is forwarded, so a call is durably `pending` before it can be
-approved and durably about to run (with its effect key) before it runs (SESS-011). Message and
+`TurnRecorder` sits between the turn engine and the editor's sink. A `tool_call` is written to
+the store once the editor has it (never one it did not see: TURN-SHOWN-001), before it can be
+approved; every later update of it is written before it is forwarded, so a call is durably about
+to run (with its effect key) before it runs (SESS-011). Message and
 thought chunks are only buffered: when the engine keeps an attempt (`model_call_kept`), the
 chunks of that attempt become the model call's display segments, written with its
 `AssistantTurn` in one statement; an abandoned attempt's chunks are dropped with it (SESS-010).
@@ -58,6 +59,10 @@ class TurnRecorder:
             if update.text:
                 self._chunks.append(("thought", update.message_id, update.text))
         elif isinstance(update, ToolCallShown):
+            # Written once it is on the wire, never before: a tool_call the editor never saw
+            # (cancelled while queued) is never replayed (TURN-SHOWN-001). A pending call has
+            # not started, so nothing of its effect depends on this record yet (SESS-011).
+            await self._sink.send_update(update)
             self._save(
                 StoredToolCall(
                     tool_call_id=update.tool_call_id,
@@ -71,6 +76,7 @@ class TurnRecorder:
                     raw_input=update.raw_input,
                 )
             )
+            return
         elif isinstance(update, ToolCallChanged):
             self._changed(update)
         # Usage, notices and plans are live: the plan is replayed from its tool call.

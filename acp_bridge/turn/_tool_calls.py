@@ -305,8 +305,10 @@ class ToolCallBatch:
     # -- helpers ---------------------------------------------------------------------------
 
     async def _send_shown(self, shown: ToolCallShown) -> None:
-        self.open.append(shown.tool_call_id)
+        # Open only once written: a call whose tool_call never reached the editor (cancelled
+        # while queued behind chunks) never gets a tool_call_update (TURN-SHOWN-001).
         await self.sink.send_update(shown)
+        self.open.append(shown.tool_call_id)
 
     async def _show_fallback(
         self, tool_call_id: str, call: ToolCall, title: str, kind: ToolKind = ToolKind.OTHER

@@ -201,7 +201,9 @@ class PermissionDecision:
 class TurnSink(Protocol):
     """Where a turn's output goes (implemented by the agent layer over JSON-RPC).
 
-    Contract: `send_update` returns once the update is queued for the wire in order;
+    Contract: `send_update` returns once the update is queued for the wire in order (a tool
+    call update: once it is written); when it raises or is cancelled, the update was not
+    written;
     `request_permission` sends `session/request_permission` and waits for the answer; when
     the turn is cancelled while it waits, the implementation sends `$/cancel_request` for it
     and lets the cancellation propagate; when the editor answers with an error, it returns a
