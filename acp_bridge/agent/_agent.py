@@ -44,7 +44,6 @@ from acp_bridge.errors import (
     InvalidRequest,
     MethodNotFound,
     quote,
-    session_data,
 )
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, current_request_id
 from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState, transcript
@@ -151,12 +150,8 @@ class Agent:
 
     def _session(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
-        if session is None:
-            raise InvalidParams(
-                f"Unknown session: {quote(session_id)} (create it with session/new, or open a "
-                "stored one with session/load or session/resume)",
-                session_data(session_id),
-            )
+        if session is None:  # AGENT-SESSID-001: -32002, whatever the method
+            raise self._durable.unknown_session(session_id)
         return session
 
     def _directories(self, cwd: str, additional: Sequence[str]) -> tuple[Path, tuple[Path, ...]]:

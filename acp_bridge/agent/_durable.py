@@ -5,7 +5,8 @@ SQLite), owns it when the composition root did not pass one, and holds this conn
 `Owner` identity. `store_errors` is the one place where store failures become JSON-RPC
 errors (spec/sessions.md, SESS-050):
 
-- an unknown session id: `-32002` (resource not found), `data: {"sessionId"}`;
+- an unknown session id: `-32002` (resource not found), `data: {"sessionId"}`, for every
+  method that needs the session (AGENT-SESSID-001);
 - a session open in another live connection: `-32603`, `data: {"reason": "session_in_use",
   "sessionId", "ownerPid"}`;
 - the store unusable: `-32603`, `data: {"reason": "session_store_unavailable"}`.
@@ -34,7 +35,7 @@ from acp_bridge.sessions import (
 )
 from acp_bridge.turn import EffectLedger, SessionMode
 
-__all__ = ["DurableSessions", "session_record", "store_errors"]
+__all__ = ["DurableSessions", "session_record", "store_errors", "unknown_session"]
 
 _log = logging.getLogger("acp_bridge.agent")
 
@@ -45,9 +46,7 @@ def store_errors() -> Iterator[None]:
     try:
         yield
     except SessionNotFound as error:
-        raise ResourceNotFound(
-            f"Unknown session: {quote(error.session_id)}", session_data(error.session_id)
-        ) from error
+        raise unknown_session(error.session_id, stored=False) from error
     except SessionInUse as error:
         raise InternalError(
             f"{error}. Close it there first, or start a new session.",
@@ -63,6 +62,21 @@ def store_errors() -> Iterator[None]:
             f"The session store is unavailable: {error}",
             {"reason": "session_store_unavailable"},
         ) from error
+
+
+def unknown_session(session_id: str, *, stored: bool) -> ResourceNotFound:
+    """AGENT-SESSID-001: the one error for a session id that names no session here (-32002,
+    `data: {"sessionId"}`), its message naming the fix."""
+    if stored:
+        fix = (
+            "it is stored but not open on this connection; open it with session/load or "
+            "session/resume first"
+        )
+    else:
+        fix = "no such session is stored; create one with session/new"
+    return ResourceNotFound(
+        f"Unknown session: {quote(session_id)} ({fix})", session_data(session_id)
+    )
 
 
 def session_record(session: Session, *, created_at: float | None = None) -> SessionRecord:
@@ -100,6 +114,14 @@ class DurableSessions:
     def opened(self) -> SessionStore | None:
         """The store if it is open now (None before first use and after `close`)."""
         return self._store
+
+    def unknown_session(self, session_id: str) -> ResourceNotFound:
+        """The error for a session that is not open on this connection (stored or not)."""
+        try:
+            stored = self.store.get(session_id) is not None
+        except SessionStoreError:
+            stored = False
+        return unknown_session(session_id, stored=stored)
 
     def close(self, session_ids: Sequence[str], *, close_store: bool = True) -> None:
         """Releases these sessions; closes the store too if it opened it."""

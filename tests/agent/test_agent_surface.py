@@ -39,7 +39,7 @@ async def test_errors_are_precise_and_serving_continues(tmp_path: Path) -> None:
         unknown = await ed.request(
             "session/prompt", {"sessionId": "sess_nope", "prompt": [{"type": "text", "text": "x"}]}
         )
-        assert unknown["error"]["code"] == -32602
+        assert unknown["error"]["code"] == -32002
         assert "Unknown session" in unknown["error"]["message"]
         image = await ed.request(
             "session/prompt",

@@ -131,7 +131,7 @@ async def test_close_cancels_the_running_turn_and_frees_the_session(tmp_path: Pa
     assert closed == {}
     assert again == {}
     assert replies[0]["result"]["stopReason"] == "cancelled"
-    assert gone["error"]["code"] == -32602
+    assert gone["error"]["code"] == -32002
     assert not (tmp_path / "refunds").exists()
     async with serving(scripted_config(state)) as other:  # freed: another connection opens it
         await other.initialize()
@@ -184,7 +184,7 @@ async def test_delete_forgets_a_session_and_unknown_ones_succeed(tmp_path: Path)
         listed = await editor.call("session/list", {})
         gone = await editor.prompt(drop, "/hello")
     assert [s["sessionId"] for s in listed["sessions"]] == [keep]
-    assert gone["error"]["code"] == -32602
+    assert gone["error"]["code"] == -32002
     async with serving(scripted_config(state)) as editor:
         await editor.initialize()
         missing, _ = await load(editor, drop, tmp_path)
