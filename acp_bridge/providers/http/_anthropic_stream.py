@@ -60,6 +60,7 @@ class _ToolBlock:
     initial_input: str
     fragments: list[str] = field(default_factory=list)
     completed: bool = False
+    unusable: ModelStreamError | None = None  # arguments that did not parse, held to the end
 
 
 class AnthropicStreamDecoder:
@@ -179,7 +180,13 @@ class AnthropicStreamDecoder:
         for tool in self._tools.values():
             events.extend(self._complete(tool))
         raw = self._stop_reason
-        events.append(Finish(_STOP_REASONS.get(raw or "", FinishReason.UNKNOWN), raw))
+        reason = _STOP_REASONS.get(raw or "", FinishReason.UNKNOWN)
+        for tool in self._tools.values():
+            # TURN-LENGTH-001: a call cut by max_tokens is dropped (the turn ends max_tokens);
+            # arguments that do not parse for any other reason are a malformed call.
+            if tool.unusable is not None and reason is not FinishReason.LENGTH:
+                raise tool.unusable
+        events.append(Finish(reason, raw))
         self._done = True
         return events
 
@@ -188,7 +195,12 @@ class AnthropicStreamDecoder:
             return []
         tool.completed = True
         raw = "".join(tool.fragments) if tool.fragments else tool.initial_input
-        return [complete_tool_call(self._provider, tool.call_id, tool.name, raw)]
+        try:
+            return [complete_tool_call(self._provider, tool.call_id, tool.name, raw)]
+        except ModelStreamError as error:
+            # The stop reason comes after the block's end (message_delta): decide there.
+            tool.unusable = error
+            return []
 
     def _merge_usage(self, usage: dict[str, Any]) -> None:
         for key, value in usage.items():

@@ -234,8 +234,8 @@ class OpenAIStreamDecoder:
                 retryable=True,
                 provider_code=reason,
             )
-        self._complete_calls(events)
         self._finish_raw = reason
+        self._complete_calls(events)
         self._finished = True
 
     def _terminal(self) -> list[StreamEvent]:
@@ -250,12 +250,19 @@ class OpenAIStreamDecoder:
         return events
 
     def _complete_calls(self, events: list[StreamEvent]) -> None:
+        cut = self._finish_raw == "length"
         for call in self._calls:
             if call.completed:
                 continue
             call.completed = True
             call_id = call.call_id or self._synthesized_id(call.ordinal)
-            events.append(complete_tool_call(self._provider, call_id, call.name, call.raw))
+            try:
+                events.append(complete_tool_call(self._provider, call_id, call.name, call.raw))
+            except ModelStreamError:
+                if not cut:
+                    raise
+                # TURN-LENGTH-001: cut by max_tokens, never executable; the attempt drops it
+                # and the turn ends max_tokens (no retry would be cut any differently).
 
     def _synthesized_id(self, ordinal: int) -> str:
         if self._id_seed is None:
