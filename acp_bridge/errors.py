@@ -203,4 +203,14 @@ class PeerGone(PeerError):
 
 
 class ToolError(AcpBridgeError):
-    """A tool could not do what the model asked; the message is shown to the model."""
+    """A tool could not do what the model asked; the message is shown to the model.
+
+    Raised by `Tool.run`, it means the tool changed nothing (bad input, the editor refused the
+    write, the command could not start), so the outcome is not final: running the same call
+    again may do it (EFFECT-FINAL-001). `may_have_changed=True` says the failure came after the
+    effect may have begun (a terminal that failed mid-run, a write cut half-way): final.
+    """
+
+    def __init__(self, message: str, *, may_have_changed: bool = False) -> None:
+        super().__init__(message)
+        self.may_have_changed = may_have_changed

@@ -103,13 +103,17 @@ class ToolOutcome:
     """The result of running a tool.
 
     `for_model` is what the model reads (truncated with a clear marker when large);
-    `content` is what the editor shows (kept whole where the protocol allows).
+    `content` is what the editor shows (kept whole where the protocol allows). `final`: the
+    effect happened, or may have (every outcome a tool returns); False only for a failure
+    that changed nothing (a `ToolError`), which a re-run of the same call runs again instead
+    of reusing (EFFECT-FINAL-001).
     """
 
     ok: bool
     for_model: str
     content: tuple[ToolContent, ...] = ()
     raw_output: JsonValue = None
+    final: bool = True
 
 
 @dataclass(frozen=True, slots=True)

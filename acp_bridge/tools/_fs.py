@@ -48,14 +48,19 @@ def editor_for_write(ctx: ToolContext) -> EditorClient | None:
     return editor if editor is not None and editor.capabilities.write_text_file else None
 
 
-def _os_error(action: str, where: WorkspacePath, error: OSError) -> ToolError:
+def _os_error(
+    action: str, where: WorkspacePath, error: OSError, *, may_have_changed: bool = False
+) -> ToolError:
     if error.errno == errno.ENOENT:
         return ToolError(f"{where.display}: no such file")
     if error.errno == errno.EISDIR:
         return ToolError(f"{where.display} is a directory; use list_directory")
     if error.errno == errno.ENOTDIR:
         return ToolError(f"{where.display}: a part of the path is not a directory")
-    return ToolError(f"cannot {action} {where.display}: {error.strerror or error}")
+    return ToolError(
+        f"cannot {action} {where.display}: {error.strerror or error}",
+        may_have_changed=may_have_changed,
+    )
 
 
 def _peer_error(action: str, where: WorkspacePath, error: PeerError) -> ToolError:
@@ -139,8 +144,8 @@ async def write_text(ctx: ToolContext, where: WorkspacePath, content: str) -> No
     if editor is None:
         try:
             await anyio.Path(where.real).write_bytes(content.encode("utf-8"))
-        except OSError as error:
-            raise _os_error("write", where, error) from None
+        except OSError as error:  # cut half-way, the file may have changed (EFFECT-FINAL-001)
+            raise _os_error("write", where, error, may_have_changed=True) from None
         return
     try:
         await editor.write_text_file(str(where.path), content)

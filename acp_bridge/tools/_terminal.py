@@ -45,7 +45,8 @@ async def _create(
             program, args=args, cwd=str(ctx.cwd), output_byte_limit=output_limit
         )
     if terminal_id is None:
-        raise ToolError("the editor did not create a terminal in time")
+        # The editor may have started it after all: the outcome is final (EFFECT-FINAL-001).
+        raise ToolError("the editor did not create a terminal in time", may_have_changed=True)
     return terminal_id
 
 
@@ -89,7 +90,9 @@ async def run_in_terminal(
     except PeerGone:
         raise
     except PeerError as error:
-        raise ToolError(f"the editor's terminal failed: {error.message}") from None
+        raise ToolError(
+            f"the editor's terminal failed: {error.message}", may_have_changed=True
+        ) from None
     status = exit_status or output.exit_status or ExitStatus()
     return terminal_id, CommandResult(
         output=output.output,

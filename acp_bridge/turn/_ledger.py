@@ -208,6 +208,7 @@ def outcome_to_json(outcome: ToolOutcome) -> dict[str, JsonValue]:
         "forModel": outcome.for_model,
         "content": [_content_to_json(c) for c in outcome.content],
         "rawOutput": outcome.raw_output,
+        "final": outcome.final,
     }
 
 
@@ -217,6 +218,7 @@ def outcome_from_json(data: Any) -> ToolOutcome:
         for_model=str(data["forModel"]),
         content=tuple(_content_from_json(c) for c in data.get("content", [])),
         raw_output=data.get("rawOutput"),
+        final=data.get("final", True) is not False,  # records before EFFECT-FINAL-001 were final
     )
 
 

@@ -171,9 +171,11 @@ class ToolCallBatch:
         except LedgerUnavailable as error:
             await self._fail(tool_call_id, call, f"Not run: {error}. Try again later.")
             return True
-        if record is not None and record.state is EffectState.DONE and record.outcome is not None:
-            await self._reuse(call, shown, key, record.outcome)
-            return True
+        if record is not None and record.state is EffectState.DONE:
+            if record.outcome is not None and record.outcome.final:
+                await self._reuse(call, shown, key, record.outcome)
+                return True
+            record = None  # EFFECT-FINAL-001: it changed nothing, so it is decided like a new call
         if record is not None:
             decision = await self.gate.confirm_rerun(shown)
         else:
@@ -221,7 +223,10 @@ class ToolCallBatch:
             outcome = await tool.run(call.arguments, context)
         except ToolError as error:
             outcome = ToolOutcome(
-                ok=False, for_model=str(error), content=(TextContent(str(error)),)
+                ok=False,
+                for_model=str(error),
+                content=(TextContent(str(error)),),
+                final=error.may_have_changed,  # EFFECT-FINAL-001: nothing changed, nothing final
             )
         except Exception:
             # The effect may or may not have happened: the key stays `started` (unknown).
