@@ -16,6 +16,7 @@ import logging
 import time
 
 from acp_bridge.agent._session import Session
+from acp_bridge.providers import repair_surrogates
 from acp_bridge.sessions import SessionStore, TurnStart, TurnState
 
 __all__ = ["CONNECTION_CLOSED_NOTE", "failed_note", "outside_end", "record_end"]
@@ -31,7 +32,8 @@ CONNECTION_CLOSED_NOTE = (
 
 def failed_note(reason: str) -> str:
     """The closing text a replay shows for a turn that ended with an error."""
-    return f"This turn ended with an error: {reason}"
+    # A provider's message may quote broken text; the journal stores UTF-8 (TURN-TEXT-001).
+    return f"This turn ended with an error: {repair_surrogates(reason)}"
 
 
 def outside_end(connection_closed: bool) -> tuple[TurnState, str | None, str | None]:

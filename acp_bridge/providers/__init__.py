@@ -29,6 +29,12 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._text import (
+    SurrogateJoiner,
+    clean_json,
+    has_non_json,
+    repair_surrogates,
+)
 from acp_bridge.providers._windows import DEFAULT_CONTEXT_WINDOW, known_context_window
 
 __all__ = [
@@ -44,6 +50,7 @@ __all__ = [
     "Phase",
     "StreamEvent",
     "StreamStart",
+    "SurrogateJoiner",
     "TextDelta",
     "Thought",
     "ThoughtDelta",
@@ -56,5 +63,8 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserTurn",
+    "clean_json",
+    "has_non_json",
     "known_context_window",
+    "repair_surrogates",
 ]

@@ -43,6 +43,7 @@ from acp_bridge.providers import (
 )
 from acp_bridge.tools._base import Tool, ToolContext
 from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall
+from acp_bridge.turn._clean import clean_assistant_turn, clean_results, repaired_chunk
 from acp_bridge.turn._history import repair_history
 from acp_bridge.turn._ledger import EffectLedger
 from acp_bridge.turn._permission import PermissionGate, PermissionMemory, SessionMode
@@ -421,6 +422,8 @@ class Turn:
                     raise
                 except Exception as exc:
                     raise _outside_contract(exc, request.provider.name) from exc
+                if isinstance(event, _CHUNK_EVENTS) and not event.text.isascii():
+                    event = repaired_chunk(event)  # TURN-TEXT-001: the last line of defence
                 call.feed(event)
                 if not isinstance(event, _NO_PROGRESS):
                     watch.seen += 1
@@ -441,11 +444,14 @@ class Turn:
             raise ModelStreamError(FaultKind.INCOMPLETE_STREAM, "the stream ended without a finish")
 
     def _keep(self, attempt: Attempt, message: AssistantTurn) -> None:
-        """A completed attempt's record enters history, and the journal (TURN-006)."""
+        """A completed attempt's record enters history, and the journal (TURN-006), as JSON
+        that every later request and the journal can carry (TURN-JSON-001)."""
+        message = clean_assistant_turn(message)
         self.request.history.append(message)
         self.journal.model_call_kept(attempt.model_call, attempt.number, message)
 
     def _keep_results(self, message: ToolResults) -> None:
+        message = clean_results(message)
         self.request.history.append(message)
         self.journal.tool_results_kept(message)
 
@@ -469,7 +475,7 @@ class Turn:
                 if attempt.state is AttemptState.OPEN:
                     attempt.abandon("cancelled")
         if self._awaiting is not None:
-            results = self._paired(self._awaiting)
+            results = clean_results(self._paired(self._awaiting))
             self._awaiting = None
             self.request.history.append(results)
             try:

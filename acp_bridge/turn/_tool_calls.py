@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from acp_bridge.errors import ToolError
-from acp_bridge.providers import ToolCall, ToolResult
+from acp_bridge.providers import ToolCall, ToolResult, clean_json, has_non_json
 from acp_bridge.tools._base import (
     TerminalContent,
     TextContent,
@@ -25,6 +25,7 @@ from acp_bridge.tools._base import (
     ToolKind,
     ToolOutcome,
 )
+from acp_bridge.turn._clean import NOT_JSON
 from acp_bridge.turn._effects import EffectKey, EffectSteps
 from acp_bridge.turn._ledger import EffectLedger, EffectState, LedgerUnavailable
 from acp_bridge.turn._permission import GateDecision, PermissionGate, PermissionVerdict
@@ -120,6 +121,10 @@ class ToolCallBatch:
     async def _handle_one(self, call: ToolCall) -> bool:
         tool_call_id = self.new_tool_call_id()
         tool = self.tools.get(call.name)
+        if has_non_json(call.arguments):  # TURN-JSON-001: shown clean, never run
+            await self._show_fallback(tool_call_id, call, call.name)
+            await self._fail(tool_call_id, call, f"Invalid arguments for {call.name}: {NOT_JSON}.")
+            return True
         try:
             step = self.steps.next_step(call.name, call.arguments)  # every completed call counts
         except ValueError as error:  # no canonical form (NaN, colliding keys): unusable input
@@ -320,7 +325,10 @@ class ToolCallBatch:
     ) -> None:
         await self._send_shown(
             ToolCallShown(
-                tool_call_id=tool_call_id, title=title, kind=kind, raw_input=call.arguments
+                tool_call_id=tool_call_id,
+                title=title,
+                kind=kind,
+                raw_input=clean_json(call.arguments),  # TURN-JSON-001: never Infinity on the wire
             )
         )
 

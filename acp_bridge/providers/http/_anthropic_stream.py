@@ -28,6 +28,7 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._text import SurrogateJoiner
 from acp_bridge.providers.http._classify import error_from_payload
 from acp_bridge.providers.http._payload import (
     as_int,
@@ -78,6 +79,9 @@ class AnthropicStreamDecoder:
         self._stop_reason: str | None = None
         self._message_id: str | None = None
         self._done = False
+        # TURN-TEXT-001: a surrogate pair split across two deltas is joined, per channel.
+        self._text = SurrogateJoiner()
+        self._thought = SurrogateJoiner()
 
     @property
     def done(self) -> bool:
@@ -116,11 +120,11 @@ class AnthropicStreamDecoder:
         block = as_object(payload.get("content_block"))
         kind = as_str(block.get("type"))
         if kind == "text":
-            text = as_str(block.get("text"))
+            text = self._text.feed(as_str(block.get("text")))
             return [TextDelta(text)] if text else []
         if kind == "thinking":
             events: list[StreamEvent] = []
-            if thinking := as_str(block.get("thinking")):
+            if thinking := self._thought.feed(as_str(block.get("thinking"))):
                 events.append(ThoughtDelta(thinking))
             if signature := as_str(block.get("signature")):
                 events.append(ThoughtDelta("", signature=signature))
@@ -146,10 +150,10 @@ class AnthropicStreamDecoder:
         delta = as_object(payload.get("delta"))
         kind = as_str(delta.get("type"))
         if kind == "text_delta":
-            text = as_str(delta.get("text"))
+            text = self._text.feed(as_str(delta.get("text")))
             return [TextDelta(text)] if text else []
         if kind == "thinking_delta":
-            thinking = as_str(delta.get("thinking"))
+            thinking = self._thought.feed(as_str(delta.get("thinking")))
             return [ThoughtDelta(thinking)] if thinking else []
         if kind == "signature_delta":
             return [ThoughtDelta("", signature=as_str(delta.get("signature")))]
@@ -162,8 +166,18 @@ class AnthropicStreamDecoder:
         return []
 
     def _block_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        events = self._flush_text()  # a block's text ends with it
         tool = self._tools.get(as_int(payload.get("index")))
-        return [] if tool is None else self._complete(tool)
+        return events if tool is None else events + self._complete(tool)
+
+    def _flush_text(self) -> list[StreamEvent]:
+        """A high surrogate still held when its block ends is lone: U+FFFD."""
+        events: list[StreamEvent] = []
+        if thought := self._thought.flush():
+            events.append(ThoughtDelta(thought))
+        if text := self._text.flush():
+            events.append(TextDelta(text))
+        return events
 
     def _message_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
         reason = as_object(payload.get("delta")).get("stop_reason")
@@ -176,7 +190,7 @@ class AnthropicStreamDecoder:
         return [self._usage_event()]
 
     def _message_stop(self, _payload: dict[str, Any]) -> list[StreamEvent]:
-        events: list[StreamEvent] = []
+        events = self._flush_text()
         for tool in self._tools.values():
             events.extend(self._complete(tool))
         raw = self._stop_reason

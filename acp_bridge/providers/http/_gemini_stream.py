@@ -28,6 +28,7 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._text import SurrogateJoiner
 from acp_bridge.providers.http._classify import error_from_payload
 from acp_bridge.providers.http._payload import (
     as_int,
@@ -76,6 +77,9 @@ class GeminiStreamDecoder:
         self._blocked: str | None = None
         self._usage: Usage | None = None
         self._done = False
+        # TURN-TEXT-001: a surrogate pair split across two events is joined, per channel.
+        self._text = SurrogateJoiner()
+        self._thought = SurrogateJoiner()
 
     @property
     def done(self) -> bool:
@@ -107,7 +111,13 @@ class GeminiStreamDecoder:
                 f"{self._provider} stream ended without a finishReason",
                 phase=Phase.STREAM,
             )
-        return [Finish(reason, raw)]
+        events: list[StreamEvent] = []
+        if thought := self._thought.flush():  # a high surrogate still held is lone
+            events.append(ThoughtDelta(thought))
+        if text := self._text.flush():
+            events.append(TextDelta(text))
+        events.append(Finish(reason, raw))
+        return events
 
     def _response(self, response: dict[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
@@ -144,7 +154,9 @@ class GeminiStreamDecoder:
             return self._function_call(call, signature)
         text = as_str(part.get("text"))
         if part.get("thought") is True:
+            text = self._thought.feed(text)
             return [ThoughtDelta(text, signature=signature)] if text or signature else []
+        text = self._text.feed(text)
         events: list[StreamEvent] = [TextDelta(text)] if text else []
         if signature:
             events.append(ThoughtDelta("", signature=signature))

@@ -32,6 +32,7 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._text import SurrogateJoiner
 from acp_bridge.providers.http._classify import error_from_payload
 from acp_bridge.providers.http._payload import (
     as_int,
@@ -88,6 +89,9 @@ class OpenAIStreamDecoder:
         self._finish_raw: str | None = None
         self._finished = False
         self._done = False
+        # TURN-TEXT-001: a surrogate pair split across two events is joined, per channel.
+        self._text = SurrogateJoiner()
+        self._thought = SurrogateJoiner()
 
     @property
     def done(self) -> bool:
@@ -134,6 +138,7 @@ class OpenAIStreamDecoder:
     def _chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         text = self._plain_text(chunk)
         if text is not None:
+            text = self._text.feed(text)
             return [TextDelta(text)] if text else []
         events: list[StreamEvent] = []
         if not self._started:
@@ -179,11 +184,19 @@ class OpenAIStreamDecoder:
     def _delta(self, delta: dict[str, Any], events: list[StreamEvent]) -> None:
         thought = _reasoning(delta)
         if thought is not None:
+            if thought.text:
+                thought = ThoughtDelta(
+                    self._thought.feed(thought.text),
+                    signature=thought.signature,
+                    redacted_data=thought.redacted_data,
+                )
             events.append(thought)
         for key in ("content", "refusal"):
             text = delta.get(key)
             if isinstance(text, str) and text:
-                events.append(TextDelta(text))
+                text = self._text.feed(text)
+                if text:
+                    events.append(TextDelta(text))
         for fragment in as_list(delta.get("tool_calls")):
             self._tool_fragment(as_object(fragment), events)
 
@@ -240,6 +253,11 @@ class OpenAIStreamDecoder:
 
     def _terminal(self) -> list[StreamEvent]:
         events: list[StreamEvent] = []
+        thought, text = self._thought.flush(), self._text.flush()  # a lone high surrogate
+        if thought:
+            events.append(ThoughtDelta(thought))
+        if text:
+            events.append(TextDelta(text))
         self._complete_calls(events)
         raw = self._finish_raw
         reason = _FINISH_REASONS.get(raw or "", FinishReason.UNKNOWN)

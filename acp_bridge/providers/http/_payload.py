@@ -16,6 +16,7 @@ from typing import Any
 from acp_bridge._json import JsonValue
 from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
 from acp_bridge.providers._events import ToolCallComplete
+from acp_bridge.providers._text import repair_surrogates
 from acp_bridge.providers.http._classify import error_from_payload
 from acp_bridge.providers.http._sse import RawJson, SseEvent
 
@@ -135,6 +136,8 @@ def complete_tool_call(
             f"{provider} sent tool call {call_id} without a name",
             phase=Phase.STREAM,
         )
+    # Fragments split inside a surrogate pair are joined here (TURN-TEXT-001).
+    raw_arguments = repair_surrogates(raw_arguments)
     text = raw_arguments if raw_arguments.strip() else "{}"
     try:
         arguments = json.loads(text)
