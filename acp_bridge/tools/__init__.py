@@ -23,6 +23,7 @@ from acp_bridge.tools._base import (
     ToolOutcome,
     ToolPreview,
 )
+from acp_bridge.tools._canonical import canonical_arguments
 from acp_bridge.tools._command import RunCommand, command_prefix, shell_argv
 from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
 from acp_bridge.tools._files import ReadFile, WriteFile
@@ -57,6 +58,7 @@ __all__ = [
     "ToolRegistry",
     "WorkspacePath",
     "WriteFile",
+    "canonical_arguments",
     "command_prefix",
     "default_tools",
     "plan_edit",

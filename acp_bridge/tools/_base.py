@@ -207,6 +207,8 @@ class Tool(Protocol):
         - `preview` validates the arguments and never changes anything; it raises
           `ToolError` with a message for the model when the arguments are unusable.
         - `run` does the work; it raises `ToolError` for a failure the model should read.
+        - Optionally, `ignores_unknown_arguments = True` says the tool reads only the keys its
+          schema declares, so others are left out of its effect keys (EFFECT-CANON-001).
           It must be cancellable (anyio) and release what it holds (terminals) when cancelled.
     """
 

@@ -120,6 +120,7 @@ class RunCommand:
     limits: ToolLimits = field(default_factory=ToolLimits)
 
     name = "run_command"
+    ignores_unknown_arguments = True  # EFFECT-CANON-001: other keys cannot matter
     kind = ToolKind.EXECUTE
     side_effect = True
 
@@ -143,6 +144,9 @@ class RunCommand:
                     "description": "Seconds before the command is killed (default "
                     f"{self.limits.default_timeout_seconds:g}, at most "
                     f"{self.limits.max_timeout_seconds:g}).",
+                    # The same command with or without its default keys the same effect
+                    # (EFFECT-CANON-001).
+                    "default": self.limits.default_timeout_seconds,
                 },
             },
             "required": ["command"],

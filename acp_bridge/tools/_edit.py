@@ -137,6 +137,7 @@ class EditFile:
     limits: ToolLimits = field(default_factory=ToolLimits)
 
     name = "edit_file"
+    ignores_unknown_arguments = True  # EFFECT-CANON-001: other keys cannot matter
     kind = ToolKind.EDIT
     side_effect = True
     description = (

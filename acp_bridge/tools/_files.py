@@ -83,6 +83,7 @@ class ReadFile:
     limits: ToolLimits = field(default_factory=ToolLimits)
 
     name = "read_file"
+    ignores_unknown_arguments = True  # EFFECT-CANON-001: other keys cannot matter
     kind = ToolKind.READ
     side_effect = False
     description = (
@@ -143,6 +144,7 @@ class WriteFile:
     limits: ToolLimits = field(default_factory=ToolLimits)
 
     name = "write_file"
+    ignores_unknown_arguments = True  # EFFECT-CANON-001: other keys cannot matter
     kind = ToolKind.EDIT
     side_effect = True
     description = (

@@ -70,6 +70,7 @@ class ListDirectory:
     limits: ToolLimits = field(default_factory=ToolLimits)
 
     name = "list_directory"
+    ignores_unknown_arguments = True  # EFFECT-CANON-001: other keys cannot matter
     kind = ToolKind.READ
     side_effect = False
     description = (

@@ -115,6 +115,7 @@ class SearchFiles:
     engine: Literal["auto", "python"] = "auto"
 
     name = "search_files"
+    ignores_unknown_arguments = True  # EFFECT-CANON-001: other keys cannot matter
     kind = ToolKind.SEARCH
     side_effect = False
     description = (

@@ -25,6 +25,7 @@ from acp_bridge.tools._base import (
     ToolKind,
     ToolOutcome,
 )
+from acp_bridge.tools._canonical import canonical_arguments
 from acp_bridge.turn._clean import NOT_JSON
 from acp_bridge.turn._effects import EffectKey, EffectSteps
 from acp_bridge.turn._ledger import EffectLedger, EffectState, LedgerUnavailable
@@ -125,8 +126,14 @@ class ToolCallBatch:
             await self._show_fallback(tool_call_id, call, call.name)
             await self._fail(tool_call_id, call, f"Invalid arguments for {call.name}: {NOT_JSON}.")
             return True
+        # EFFECT-CANON-001: the arguments as the tool reads them, so every spelling of one
+        # action (a default spelled out, 120.0, an ignored key) keys the same effect.
+        canonical = call.arguments
+        if tool is not None:
+            ignored = getattr(tool, "ignores_unknown_arguments", False) is True
+            canonical = canonical_arguments(call.arguments, tool.parameters, ignore_unknown=ignored)
         try:
-            step = self.steps.next_step(call.name, call.arguments)  # every completed call counts
+            step = self.steps.next_step(call.name, canonical)  # every completed call counts
         except ValueError as error:  # no canonical form (NaN, colliding keys): unusable input
             await self._show_fallback(tool_call_id, call, call.name)
             await self._fail(tool_call_id, call, f"Invalid arguments for {call.name}: {error}")
@@ -170,7 +177,7 @@ class ToolCallBatch:
             return await self._run(
                 tool, call, shown, context, None, GateDecision(PermissionVerdict.ALLOWED)
             )
-        key = EffectKey.derive(self.turn_id, call.name, call.arguments, step)
+        key = EffectKey.derive(self.turn_id, call.name, canonical, step)
         try:
             record = self.ledger.lookup(key)
         except LedgerUnavailable as error:
