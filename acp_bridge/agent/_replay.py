@@ -15,9 +15,11 @@ from typing import Any
 
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._live import plan_update
 from acp_bridge.agent._translate import _content, _location, update_model
 from acp_bridge.sessions import PromptShown, ReplayItem, SessionRecord, StoredToolCall
-from acp_bridge.tools import TerminalContent
+from acp_bridge.tools import TerminalContent, ToolKind, stored_plan
+from acp_bridge.turn import PlanShown
 
 __all__ = ["iso_time", "mcp_record", "replay_updates", "session_info"]
 
@@ -75,5 +77,12 @@ def replay_updates(item: ReplayItem) -> list[acp.SessionUpdate]:
             for block in item.blocks
         ]
     if isinstance(item, StoredToolCall):
-        return [_tool_call(item)]
+        plan = _stored_plan(item)  # PLAN-002: the plan is shown again with its tool call
+        return [_tool_call(item)] if plan is None else [_tool_call(item), plan]
     return [update_model(item)]
+
+
+def _stored_plan(call: StoredToolCall) -> acp.Plan | None:
+    """The `plan` a finished planning-tool call showed, read back from its rawOutput."""
+    entries = stored_plan(call.raw_output) if call.kind is ToolKind.THINK else None
+    return None if entries is None else plan_update(PlanShown(entries))

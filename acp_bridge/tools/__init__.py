@@ -13,6 +13,7 @@ from acp_bridge.tools._base import (
     EditorClient,
     ExitStatus,
     Location,
+    PlanEntry,
     TerminalContent,
     TerminalOutput,
     TextContent,
@@ -29,6 +30,7 @@ from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
 from acp_bridge.tools._files import ReadFile, WriteFile
 from acp_bridge.tools._listing import ListDirectory
 from acp_bridge.tools._paths import WorkspacePath, resolve_path
+from acp_bridge.tools._plan import UpdatePlan, plan_entries, stored_plan
 from acp_bridge.tools._registry import ToolRegistry, default_tools
 from acp_bridge.tools._search import SearchFiles
 from acp_bridge.tools._text import ToolLimits
@@ -42,6 +44,7 @@ __all__ = [
     "ExitStatus",
     "ListDirectory",
     "Location",
+    "PlanEntry",
     "ReadFile",
     "RunCommand",
     "SearchFiles",
@@ -56,12 +59,15 @@ __all__ = [
     "ToolOutcome",
     "ToolPreview",
     "ToolRegistry",
+    "UpdatePlan",
     "WorkspacePath",
     "WriteFile",
     "canonical_arguments",
     "command_prefix",
     "default_tools",
     "plan_edit",
+    "plan_entries",
     "resolve_path",
     "shell_argv",
+    "stored_plan",
 ]

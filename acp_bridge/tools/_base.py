@@ -22,6 +22,7 @@ __all__ = [
     "EditorClient",
     "ExitStatus",
     "Location",
+    "PlanEntry",
     "TerminalContent",
     "TerminalOutput",
     "TextContent",
@@ -99,6 +100,15 @@ class ToolPreview:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanEntry:
+    """One step of the model's plan (ACP `PlanEntry`)."""
+
+    content: str
+    priority: str  # high, medium, low
+    status: str  # pending, in_progress, completed
+
+
+@dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """The result of running a tool.
 
@@ -107,6 +117,7 @@ class ToolOutcome:
     effect happened, or may have (every outcome a tool returns); False only for a failure
     that changed nothing (a `ToolError`), which a re-run of the same call runs again instead
     of reusing (EFFECT-FINAL-001).
+    `plan`, when set, is the whole plan the editor is shown next (the planning tool).
     """
 
     ok: bool
@@ -114,6 +125,7 @@ class ToolOutcome:
     content: tuple[ToolContent, ...] = ()
     raw_output: JsonValue = None
     final: bool = True
+    plan: tuple[PlanEntry, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from acp_bridge.tools._command import RunCommand
 from acp_bridge.tools._edit import EditFile
 from acp_bridge.tools._files import ReadFile, WriteFile
 from acp_bridge.tools._listing import ListDirectory
+from acp_bridge.tools._plan import UpdatePlan
 from acp_bridge.tools._search import SearchFiles
 from acp_bridge.tools._text import ToolLimits
 
@@ -69,7 +70,7 @@ class ToolRegistry:
 
 
 def default_tools(limits: ToolLimits | None = None) -> ToolRegistry:
-    """The six tools of acp-bridge, in the order the model sees them."""
+    """The tools of acp-bridge, in the order the model sees them."""
     bounds = limits or ToolLimits()
     return ToolRegistry(
         [
@@ -79,5 +80,6 @@ def default_tools(limits: ToolLimits | None = None) -> ToolRegistry:
             ListDirectory(bounds),
             SearchFiles(bounds),
             RunCommand(bounds),
+            UpdatePlan(),
         ]
     )

@@ -30,7 +30,13 @@ from acp_bridge.turn._clean import NOT_JSON
 from acp_bridge.turn._effects import EffectKey, EffectSteps
 from acp_bridge.turn._ledger import EffectLedger, EffectState, LedgerUnavailable
 from acp_bridge.turn._permission import GateDecision, PermissionGate, PermissionVerdict
-from acp_bridge.turn._updates import ToolCallChanged, ToolCallShown, ToolStatus, TurnSink
+from acp_bridge.turn._updates import (
+    PlanShown,
+    ToolCallChanged,
+    ToolCallShown,
+    ToolStatus,
+    TurnSink,
+)
 
 __all__ = ["ToolRun"]
 
@@ -265,6 +271,8 @@ class ToolCallBatch:
                 tool_call_id, status=status, content=outcome.content, raw_output=outcome.raw_output
             )
         )
+        if outcome.plan is not None:  # PLAN-001: the planning tool's list, shown as a plan
+            await self.sink.send_update(PlanShown(outcome.plan))
         self._forget(tool_call_id)
         return True
 

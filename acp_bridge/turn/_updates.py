@@ -14,7 +14,7 @@ from typing import Protocol, TypeAlias
 
 from acp_bridge._json import JsonValue
 from acp_bridge.providers import Usage
-from acp_bridge.tools._base import Location, ToolContent, ToolKind
+from acp_bridge.tools._base import Location, PlanEntry, ToolContent, ToolKind
 
 __all__ = [
     "AgentText",
@@ -141,13 +141,6 @@ class UserNotice:
     title: str
     description: str | None = None
     kind: str = "info"  # machine-readable: retry, stalled, instructions, compaction, loop
-
-
-@dataclass(frozen=True, slots=True)
-class PlanEntry:
-    content: str
-    priority: str  # high, medium, low
-    status: str  # pending, in_progress, completed
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ EXPECTED = {
     "list_directory": (ToolKind.READ, False, {"path"}, ["path"]),
     "search_files": (ToolKind.SEARCH, False, {"pattern", "path", "glob"}, ["pattern"]),
     "run_command": (ToolKind.EXECUTE, True, {"command", "timeout_seconds"}, ["command"]),
+    "update_plan": (ToolKind.THINK, False, {"entries"}, ["entries"]),  # spec/daily-use.md
 }
 # Keywords some provider refuses in function parameters (Gemini's schema subset, OpenAI).
 NOT_PORTABLE = {
@@ -56,10 +57,10 @@ def _keywords(schema: object) -> set[str]:
     return found
 
 
-def test_default_tools_are_the_six_named_tools() -> None:
+def test_default_tools_are_the_named_tools() -> None:
     registry = default_tools()
     assert registry.names == tuple(EXPECTED)
-    assert len(registry) == 6
+    assert len(registry) == 7
     for name, (kind, side_effect, _, _) in EXPECTED.items():
         tool = registry.get(name)
         assert tool is not None
@@ -85,8 +86,13 @@ def test_parameters_are_valid_and_portable_json_schemas() -> None:
         assert schema["required"] == required
         assert not _keywords(schema) & NOT_PORTABLE
         for name, prop in schema["properties"].items():
-            assert prop["type"] in {"string", "integer", "number"}, name
+            # Arrays of flat objects (update_plan's entries) are portable to all three.
+            assert prop["type"] in {"string", "integer", "number", "array"}, name
             assert prop["description"], name
+            if prop["type"] == "array":
+                items = prop["items"]
+                assert items["type"] == "object"
+                assert {p["type"] for p in items["properties"].values()} == {"string"}
         assert spec.description
 
 
@@ -99,6 +105,7 @@ def test_schemas_accept_good_arguments_and_reject_missing_ones() -> None:
         "list_directory": {"path": "."},
         "search_files": {"pattern": "def \\w+", "glob": "*.py"},
         "run_command": {"command": "ls", "timeout_seconds": 2.5},
+        "update_plan": {"entries": [{"content": "a", "priority": "low", "status": "pending"}]},
     }
     for spec in default_tools().specs():
         validator = jsonschema.Draft202012Validator(spec.parameters)
@@ -115,7 +122,7 @@ def test_parameters_cannot_be_mutated_through_a_spec() -> None:
 @pytest.mark.requirement("TOOLS-013")
 def test_read_only_registry_offers_only_tools_without_side_effects() -> None:
     read_only = default_tools().for_read_only()
-    assert read_only.names == ("read_file", "list_directory", "search_files")
+    assert read_only.names == ("read_file", "list_directory", "search_files", "update_plan")
     assert [spec.name for spec in read_only.specs()] == list(read_only.names)
     assert "write_file" not in read_only
     assert "run_command" not in read_only
