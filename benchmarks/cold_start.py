@@ -57,13 +57,16 @@ INITIALIZE = (
     ).encode()
     + b"\n"
 )
+SESSION_NEW = (
+    b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}\n'
+)
 
 
 @dataclass
 class Target:
     name: str
     argv: list[str]
-    until: str  # "initialize" (response read) or "exit"
+    until: str  # "initialize" / "session/new" (that response read) or "exit"
     samples_ms: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
@@ -71,9 +74,9 @@ class Target:
         return {
             "name": self.name,
             "command": self.argv,
-            "measures": "spawn -> initialize response"
-            if self.until == "initialize"
-            else ("spawn -> exit"),
+            "measures": "spawn -> exit"
+            if self.until == "exit"
+            else f"spawn -> {self.until} response",
             "runs": len(data),
             "median_ms": round(statistics.median(data), 2),
             "p90_ms": round(_percentile(data, 0.9), 2),
@@ -94,8 +97,8 @@ def _percentile(sorted_data: Sequence[float], fraction: float) -> float:
     return sorted_data[low] + (sorted_data[high] - sorted_data[low]) * (position - low)
 
 
-def _read_response(process: subprocess.Popen[bytes], deadline: float) -> bytes:
-    """Reads stdout until the response to request id 1 (any line before it is skipped)."""
+def _read_response(process: subprocess.Popen[bytes], deadline: float, request_id: int = 1) -> bytes:
+    """Reads stdout until the response to `request_id` (any line before it is skipped)."""
     assert process.stdout is not None
     fd = process.stdout.fileno()
     os.set_blocking(fd, False)
@@ -109,9 +112,9 @@ def _read_response(process: subprocess.Popen[bytes], deadline: float) -> bytes:
                     message = json.loads(line)
                 except ValueError:
                     raise RuntimeError(f"not JSON on stdout: {line[:200]!r}") from None
-                if isinstance(message, dict) and message.get("id") == 1:
+                if isinstance(message, dict) and message.get("id") == request_id:
                     if "result" not in message:
-                        raise RuntimeError(f"initialize failed: {line[:300]!r}")
+                        raise RuntimeError(f"request {request_id} failed: {line[:300]!r}")
                     return line
             remaining = deadline - time.perf_counter()
             if remaining <= 0 or not selector.select(remaining):
@@ -136,6 +139,11 @@ def measure(target: Target, timeout: float) -> float:
         process.stdin.write(INITIALIZE)
         process.stdin.flush()
         _read_response(process, start + timeout)
+        if target.until == "session/new":
+            # As an editor does: session/new once initialize is answered (no MCP servers).
+            process.stdin.write(SESSION_NEW)
+            process.stdin.flush()
+            _read_response(process, start + timeout, request_id=2)
         elapsed = (time.perf_counter() - start) * 1000
         process.stdin.close()  # end of input: the agent exits on its own
         process.wait(timeout=timeout)
@@ -152,6 +160,11 @@ def build_targets(python: str, state_dir: Path) -> list[Target]:
     return [
         Target(
             "acp-bridge", [python, "-m", "acp_bridge", "--state-dir", str(state_dir)], "initialize"
+        ),
+        Target(
+            "acp-bridge session/new",
+            [python, "-m", "acp_bridge", "--state-dir", str(state_dir)],
+            "session/new",
         ),
         Target("sdk-minimal-agent", [python, str(HERE / "sdk_minimal_agent.py")], "initialize"),
         Target("python -c pass", [python, "-c", "pass"], "exit"),
@@ -173,6 +186,7 @@ def run(runs: int, warmup: int, timeout: float, python: str) -> dict[str, Any]:
     bridge = summaries["acp-bridge"]["median_ms"]
     sdk = summaries["sdk-minimal-agent"]["median_ms"]
     bare = summaries["python -c pass"]["median_ms"]
+    session_new = summaries["acp-bridge session/new"]["median_ms"]
     return {
         "benchmark": "cold start (spawn -> initialize response)",
         "python": python,
@@ -186,6 +200,7 @@ def run(runs: int, warmup: int, timeout: float, python: str) -> dict[str, Any]:
             "bridge_over_sdk": round(bridge / sdk, 3),
             "bridge_over_bare_python": round(bridge / bare, 3),
             "sdk_over_bare_python": round(sdk / bare, 3),
+            "session_new_over_sdk": round(session_new / sdk, 3),
         },
         "target": {
             "bridge_over_sdk_at_most": round(TARGET_RATIO, 3),
@@ -200,11 +215,11 @@ def render(report: dict[str, Any]) -> str:
         f"({report['warmup']} warm-up discarded); Python {report['python_version']}, "
         f"{report['cpus']} CPUs",
         "",
-        f"{'target':<19} {'measures':<30} {'median ms':>10} {'p90 ms':>9} {'min ms':>9}",
+        f"{'target':<23} {'measures':<30} {'median ms':>10} {'p90 ms':>9} {'min ms':>9}",
     ]
     for t in report["targets"]:
         lines.append(
-            f"{t['name']:<19} {t['measures']:<30} {t['median_ms']:>10.1f} "
+            f"{t['name']:<23} {t['measures']:<30} {t['median_ms']:>10.1f} "
             f"{t['p90_ms']:>9.1f} {t['min_ms']:>9.1f}"
         )
     ratios, target = report["ratios"], report["target"]
@@ -215,6 +230,8 @@ def render(report: dict[str, Any]) -> str:
         f"{'met' if target['met'] else 'NOT met'})",
         f"acp-bridge / python -c pass    (medians): {ratios['bridge_over_bare_python']:.2f}",
         f"sdk-minimal-agent / python -c pass       : {ratios['sdk_over_bare_python']:.2f}",
+        f"acp-bridge to session/new / sdk-minimal-agent initialize: "
+        f"{ratios['session_new_over_sdk']:.2f}",
     ]
     return "\n".join(lines)
 

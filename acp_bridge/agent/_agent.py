@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import anyio
+from anyio.abc import TaskGroup
 
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonValue
@@ -32,6 +33,7 @@ from acp_bridge.agent._durable import DurableSessions, session_record, store_err
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._initialize import initialize
+from acp_bridge.agent._mcp import McpSessions
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title, user_turn
@@ -47,7 +49,7 @@ from acp_bridge.errors import (
 )
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, current_request_id
 from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState, transcript
-from acp_bridge.tools import EditorCapabilities, Tool, ToolContext
+from acp_bridge.tools import EditorCapabilities, ToolContext
 from acp_bridge.turn import EffectLedger, SessionMode, StopReason, Turn, TurnFailed, TurnRequest
 
 __all__ = ["Agent"]
@@ -68,10 +70,12 @@ class Agent:
         ledger: EffectLedger,
         store: SessionStore | None = None,
         tickets: TurnTickets | None = None,
+        background: TaskGroup | None = None,
     ) -> None:
         """`store`: the process's session store; None opens one in `config.state_dir` on
         first need (then `close()` closes it). `tickets`: the connection's prompt cancel
-        scopes, when a front made them before this agent existed."""
+        scopes, when a front made them before this agent existed. `background`: where the
+        sessions' MCP servers run."""
         self._config = config
         self._peer = peer
         self._ledger = ledger
@@ -81,6 +85,7 @@ class Agent:
         self._sessions: dict[str, Session] = {}
         self._client_caps: acp.ClientCapabilities | None = None
         self._editor_caps = EditorCapabilities()
+        self._mcp = McpSessions(background, peer, lambda: self._client_caps)
         self._requests: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -101,6 +106,7 @@ class Agent:
         for session in self._sessions.values():
             session.closed = True
             session.cancel()
+        self._mcp.stop_all()
         self._durable.close(list(self._sessions))
         self._sessions.clear()
 
@@ -173,10 +179,12 @@ class Agent:
             modes=self._modes(session),
             config_options=self._config_options(session),
         )
+        self._mcp.start(session.session_id, request.mcp_servers, cwd)  # MCP-LIFE-001
         return Reply(acp.to_wire(response), self._announcer(session.session_id))
 
     def _announcer(self, session_id: str) -> Callable[[], Awaitable[None]]:
         async def announce() -> None:
+            self._mcp.announced(session_id)  # its notices may follow the response now
             # Sent only after the response is on the wire (clients hang otherwise).
             if self._config.commands:
                 commands = [
@@ -215,6 +223,7 @@ class Agent:
         response = response_type(
             modes=self._modes(session), config_options=self._config_options(session)
         )
+        self._mcp.start(session.session_id, request.mcp_servers, session.cwd)
         return Reply(acp.to_wire(response), self._announcer(session.session_id))
 
     async def _open(
@@ -281,6 +290,7 @@ class Agent:
         session = self._sessions.pop(request.session_id, None)
         if session is not None:
             await self._wind_down(session)
+            self._mcp.stop(session.session_id)
             with store_errors():
                 self._durable.store.release(session.session_id, self._durable.owner)
         return acp.to_wire(acp.CloseSessionResponse())
@@ -292,6 +302,7 @@ class Agent:
         session = self._sessions.pop(request.session_id, None)
         if session is not None:
             await self._wind_down(session)  # still owned here, so nobody claims it meanwhile
+            self._mcp.stop(session.session_id)
         with store_errors():
             self._durable.store.delete(request.session_id, self._durable.owner)
         return acp.to_wire(acp.DeleteSessionResponse())
@@ -394,7 +405,7 @@ class Agent:
             prompt=prompt,
             provider=self._config.provider,
             model=session.model,
-            tools=self._offered_tools(session),
+            tools=await self._mcp.tools_for(session.session_id, self._config.tools),
             make_context=lambda: self._tool_context(session),
             sink=recorder,
             journal=recorder,
@@ -456,10 +467,6 @@ class Agent:
             self._durable.store.update(session.session_id, title=title)
         update = acp.SessionInfoUpdate(title=title, updated_at=iso_time(session.updated_at))
         await send_session_update(self._peer, session.session_id, update)
-
-    def _offered_tools(self, session: Session) -> dict[str, Tool]:
-        registry = self._config.tools
-        return {tool.name: tool for tool in registry}
 
     def _tool_context(self, session: Session) -> ToolContext:
         caps = self._editor_caps

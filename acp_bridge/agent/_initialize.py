@@ -39,6 +39,8 @@ def initialize_result(
             # Durable sessions (spec/sessions.md, SESS-040): exactly what is implemented.
             "loadSession": True,
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            # stdio MCP servers are a MUST; both remote transports work too (MCP-CAP-001).
+            "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": {
                 "list": {},
                 "resume": {},

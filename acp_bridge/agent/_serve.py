@@ -13,6 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+from anyio.abc import TaskGroup
+
 from acp_bridge._json import JsonValue
 from acp_bridge.agent._auth import AuthGate, AuthOffer
 from acp_bridge.agent._cancel import TurnTickets
@@ -58,8 +61,10 @@ class _Connection:
         load: ConfigLoader,
         missing_key_vars: tuple[str, ...],
         auth: AuthOffer | None = None,
+        background: TaskGroup | None = None,
     ) -> None:
         self._peer = peer
+        self._background = background
         self._load = load
         self._gate = AuthGate(auth, missing_key_vars)
         self._caps: JsonValue = None
@@ -100,7 +105,9 @@ class _Connection:
             ledger = EffectLedger(None)
         assert ledger is not None
         self.ledger = ledger
-        agent = Agent(config, self._peer, ledger, tickets=self._tickets)
+        agent = Agent(
+            config, self._peer, ledger, tickets=self._tickets, background=self._background
+        )
         agent.set_client_capabilities(self._caps)
         return agent
 
@@ -174,13 +181,15 @@ async def serve(
         missing = config.missing_key_vars
         auth = config.auth
     peer = JsonRpcPeer(transport, max_line_bytes=max_line_bytes, trace=trace)
-    connection = _Connection(peer, load, missing, auth)
-    try:
-        await peer.serve(connection)
-    finally:
-        if connection.agent_loaded is not None:
-            with contextlib.suppress(Exception):
-                connection.agent_loaded.close()  # releases this connection's sessions
-        if connection.ledger is not None:
-            with contextlib.suppress(Exception):
-                connection.ledger.close()
+    # The connection's background work (the sessions' MCP servers) ends with the connection.
+    async with anyio.create_task_group() as background:
+        connection = _Connection(peer, load, missing, auth, background)
+        try:
+            await peer.serve(connection)
+        finally:
+            if connection.agent_loaded is not None:
+                with contextlib.suppress(Exception):
+                    connection.agent_loaded.close()  # releases this connection's sessions
+            if connection.ledger is not None:
+                with contextlib.suppress(Exception):
+                    connection.ledger.close()

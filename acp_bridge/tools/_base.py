@@ -87,7 +87,9 @@ class ToolPreview:
 
     `permission_scope` is what allow_always / reject_always remember: the tool name for
     most tools, the command prefix (e.g. ``"git status"``) for shell commands.
-    `scope_label` is the human form of it for the option's name.
+    `scope_label` is the human form of it for the option's name. `group_scope` (with its
+    label) is a wider scope the user may allow always as well, e.g. every tool of one MCP
+    server (MCP-PERM-001).
     """
 
     title: str
@@ -97,6 +99,8 @@ class ToolPreview:
     permission_scope: str = ""
     scope_label: str = ""
     inside_workspace: bool = True
+    group_scope: str = ""
+    group_label: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,8 @@ ALLOW_ONCE = "allow-once"
 ALLOW_ALWAYS = "allow-always"
 REJECT_ONCE = "reject-once"
 REJECT_ALWAYS = "reject-always"
+ALLOW_ALWAYS_GROUP = "allow-always-group"
+_GROUP = "*"  # PermissionMemory's tool name for group scopes (e.g. a whole MCP server)
 _EDIT_KINDS = frozenset({ToolKind.EDIT})
 
 
@@ -112,9 +114,14 @@ def permission_options(tool: Tool, preview: ToolPreview) -> tuple[PermissionOpti
         allow_always, reject_always = f"Always allow `{label}`", f"Always reject `{label}`"
     else:
         allow_always, reject_always = f"Allow always for {label}", f"Reject always for {label}"
+    group: tuple[PermissionOption, ...] = ()
+    if preview.group_scope:
+        name = f"Allow always for every tool of {preview.group_label or preview.group_scope}"
+        group = (PermissionOption(ALLOW_ALWAYS_GROUP, name, PermissionOptionKind.ALLOW_ALWAYS),)
     return (
         PermissionOption(ALLOW_ONCE, "Allow once", PermissionOptionKind.ALLOW_ONCE),
         PermissionOption(ALLOW_ALWAYS, allow_always, PermissionOptionKind.ALLOW_ALWAYS),
+        *group,
         PermissionOption(REJECT_ONCE, "Reject", PermissionOptionKind.REJECT_ONCE),
         PermissionOption(REJECT_ALWAYS, reject_always, PermissionOptionKind.REJECT_ALWAYS),
     )
@@ -159,6 +166,8 @@ class PermissionGate:
         if self.runs_without_asking(tool, preview):
             return GateDecision(PermissionVerdict.ALLOWED)
         remembered = self.memory.recall(tool.name, scope_of(tool, preview))
+        if remembered is None and preview.group_scope:
+            remembered = self.memory.recall(_GROUP, preview.group_scope)
         if remembered is not None:
             verdict = PermissionVerdict.ALLOWED if remembered else PermissionVerdict.REJECTED
             return GateDecision(verdict, remembered=True)
@@ -177,7 +186,9 @@ class PermissionGate:
             PermissionOptionKind.ALLOW_ALWAYS,
             PermissionOptionKind.REJECT_ALWAYS,
         )
-        if always:
+        if chosen.option_id == ALLOW_ALWAYS_GROUP:
+            self.memory.remember(_GROUP, preview.group_scope, allow=True)
+        elif always:
             self.memory.remember(tool.name, scope_of(tool, preview), allow=allow)
         verdict = PermissionVerdict.ALLOWED if allow else PermissionVerdict.REJECTED
         return GateDecision(verdict, asked=True, always=always)

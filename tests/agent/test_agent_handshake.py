@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_schema import AgentWireValidator
+from acp_schema import AgentWireValidator, schema_path
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -95,3 +97,28 @@ def test_answering_initialize_needs_no_pydantic() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.requirement("MCP-LIFE-005")
+def test_sessions_without_mcp_servers_never_load_the_mcp_sdk(tmp_path: Path) -> None:
+    """initialize, session/new and a prompt turn without servers: no `mcp` module loads."""
+    probe = f"""
+import sys, anyio
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+from bridge import running_bridge, scripted_config
+from pathlib import Path
+
+async def main():
+    async with running_bridge(scripted_config(Path({str(tmp_path)!r}) / "state")) as editor:
+        await editor.initialize()
+        session = await editor.new_session({str(tmp_path)!r})
+        await editor.prompt(session, "hello")
+    print(sorted(m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "mcp_types"))))
+
+anyio.run(main)
+"""
+    env = {**os.environ, "ACP_SCHEMA_PATH": str(schema_path())}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "tools": {"providers"},
     "turn": {"providers", "tools"},
     "sessions": {"providers", "tools", "turn"},
-    "agent": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions"},
+    "mcp": {"tools"},
+    "agent": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "mcp"},
     "client": {"wire", "jsonrpc", "protocol"},
     "conformance": {
         "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client"
@@ -54,8 +55,8 @@ def test_layer_depends_downward_only(layer: str) -> None:
 @pytest.mark.parametrize(
     "package",
     [
-        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client",
-        "conformance", "cli",
+        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "mcp", "agent",
+        "client", "conformance", "cli",
     ],
 )
 def test_all_is_sorted_and_complete(package: str) -> None:

@@ -1,0 +1,96 @@
+"""A small MCP server (official Python SDK, stdio) for the bridge's fault tests.
+
+Every call it receives is appended as one JSON line to the file named by FAULT_SERVER_LOG, so a
+test counts what reached the server. Tools: refund (a side effect), echo (readOnlyHint), fail
+(an isError result), crash (the process exits mid-call), hang (never answers), malformed (answers
+with a result that is not a CallToolResult), add_tool (a new tool and tools/list_changed),
+spawn_child (a grandchild process, for the orphan checks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import anyio
+from mcp.server import stdio as stdio_transport
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+
+server = MCPServer("fault-server")
+LOG = os.environ.get("FAULT_SERVER_LOG")
+
+
+def _log(tool: str, **arguments: object) -> None:
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"tool": tool, "pid": os.getpid(), **arguments}) + "\n")
+
+
+@server.tool(description="Refund an order (a side effect: money moves).")
+def refund(order_id: str, amount: str) -> str:
+    _log("refund", order_id=order_id, amount=amount)
+    return f"Refunded {amount} on order {order_id}."
+
+
+@server.tool(description="Echo text back.", annotations=ToolAnnotations(readOnlyHint=True))
+def echo(text: str) -> str:
+    _log("echo", text=text)
+    return text
+
+
+@server.tool(description="Always fails.")
+def fail(reason: str) -> str:
+    _log("fail", reason=reason)
+    raise ToolError(f"refused: {reason}")
+
+
+@server.tool(description="Exits the server process in the middle of the call.")
+def crash() -> str:
+    _log("crash")
+    os._exit(3)
+
+
+@server.tool(description="Never answers.")
+async def hang() -> str:
+    _log("hang")
+    await anyio.sleep_forever()
+    return "never"
+
+
+@server.tool(description="Answers with a malformed result.")
+async def malformed(ctx: Context) -> str:
+    _log("malformed")
+    line = {"jsonrpc": "2.0", "id": int(ctx.request_id), "result": {"content": "not a list"}}
+    # The SDK moved the wire off fd 1 (print() goes to stderr); write on the wire itself.
+    wire = stdio_transport._claims[1].private_fd
+    os.write(wire if wire is not None else 1, (json.dumps(line) + "\n").encode())
+    await anyio.sleep_forever()
+    return "never"
+
+
+def late(text: str) -> str:
+    """A tool that exists only after add_tool ran."""
+    _log("late", text=text)
+    return f"late: {text}"
+
+
+@server.tool(description="Adds the tool 'late' and tells the client the list changed.")
+async def add_tool(ctx: Context) -> str:
+    _log("add_tool")
+    server.add_tool(late, name="late", annotations=ToolAnnotations(readOnlyHint=True))
+    await ctx.request_context.session.send_tool_list_changed()
+    return "added"
+
+
+@server.tool(description="Starts a grandchild process and returns its pid.")
+def spawn_child() -> str:
+    child = subprocess.Popen(["sleep", "1000"], stdin=subprocess.DEVNULL)
+    _log("spawn_child", child=child.pid)
+    return str(child.pid)
+
+
+if __name__ == "__main__":
+    server.run()

@@ -1,0 +1,105 @@
+"""Shared pieces of the MCP tests: our SDK fault server, a recording provider, scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from acp_bridge.providers import ModelRequest, StreamEvent, ToolResults
+from acp_bridge.providers.scripted import ScriptedProvider, loads_script
+
+HERE = Path(__file__).resolve().parent
+FAULT_SERVER = HERE / "fault_server.py"
+REFUND = "mcp__faults__refund"
+
+
+def fault_server(log: Path, name: str = "faults") -> dict[str, Any]:
+    """The `mcpServers` entry (ACP stdio) of our fault server, logging calls to `log`."""
+    return {
+        "name": name,
+        "command": sys.executable,
+        "args": [str(FAULT_SERVER)],
+        "env": [{"name": "FAULT_SERVER_LOG", "value": str(log)}],
+    }
+
+
+def calls(log: Path, tool: str | None = None) -> list[dict[str, Any]]:
+    """What reached the fault server (one JSON line per call)."""
+    if not log.exists():
+        return []
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [c for c in lines if tool is None or c["tool"] == tool]
+
+
+def broken_refund_script(tool: str = REFUND) -> dict[str, Any]:
+    """The seed's help-desk stream with the refund as an MCP tool: attempt 1 calls it and
+    breaks mid-word; the retry calls it again under another id and finishes."""
+    arguments = {"order_id": "ORD-7781", "amount": "full"}
+    return {
+        "name": "mcp-refund",
+        "description": "the seed's broken refund stream, the refund an MCP tool",
+        "calls": [
+            {
+                "attempts": [
+                    [
+                        {"text": "Checking order ORD-7781. "},
+                        {"tool_call": tool, "id": "c1", "arguments": arguments},
+                        {"text": ["Refunding ", "the ", "dam"]},
+                        {"break": "stream_interrupted", "message": "connection reset by peer"},
+                    ],
+                    [
+                        {"text": "Looking up order ORD-7781. "},
+                        {"tool_call": tool, "id": "c7", "arguments": arguments},
+                        {"text": "The book arrived damaged, so I have started a full refund."},
+                        {"finish": "auto"},
+                    ],
+                ]
+            },
+            {"attempts": [[{"text": "Your refund is on its way."}, {"finish": "stop"}]]},
+        ],
+    }
+
+
+def one_call_script(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "one-call",
+        "description": f"calls {tool} once",
+        "calls": [
+            {"attempts": [[{"tool_call": tool, "arguments": arguments}, {"finish": "auto"}]]},
+            {"attempts": [[{"text": "Done."}, {"finish": "stop"}]]},
+        ],
+    }
+
+
+class RecordingProvider:
+    """The scripted provider, remembering every request it was asked to stream."""
+
+    def __init__(self, script: dict[str, Any]) -> None:
+        self.inner = ScriptedProvider(loads_script(json.dumps(script)), delay_ms=0)
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        return self.inner.stream(request)
+
+    def tool_results(self) -> list[tuple[str, str, bool]]:
+        """(name, output, is_error) of every tool result the model was sent, last request."""
+        if not self.requests:
+            return []
+        return [
+            (r.name, r.output, r.is_error)
+            for m in self.requests[-1].messages
+            if isinstance(m, ToolResults)
+            for r in m.results
+        ]

@@ -1,0 +1,70 @@
+"""MCP servers through the agent, in-process: offered, gated, held, keyed, run once.
+
+Our SDK fault server (tests/mcp/fault_server.py) is a real subprocess over stdio; the editor
+and the bridge talk over a memory pair, every message validated against the ACP schema.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from bridge import running_bridge, scripted_config
+from mcp_tests.mcpkit import REFUND, RecordingProvider, broken_refund_script, calls, fault_server
+
+pytestmark = pytest.mark.anyio
+
+
+def _by_id(option_id: str) -> Any:
+    def policy(params: dict[str, Any]) -> dict[str, Any]:
+        ids = [o["optionId"] for o in params["options"]]
+        assert option_id in ids, ids
+        return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+    return policy
+
+
+async def _new_session(editor: Any, cwd: Path, servers: list[dict[str, Any]]) -> str:
+    result = await editor.call("session/new", {"cwd": str(cwd), "mcpServers": servers})
+    return str(result["sessionId"])
+
+
+@pytest.mark.requirement("MCP-CAP-001")
+async def test_initialize_advertises_the_mcp_transports_that_work(tmp_path: Path) -> None:
+    async with running_bridge(scripted_config(tmp_path / "state")) as editor:
+        result = await editor.initialize()
+    assert result["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
+
+
+@pytest.mark.requirement("MCP-TOOL-001")
+@pytest.mark.requirement("MCP-EFFECT-001")
+@pytest.mark.requirement("MCP-PERM-001")
+@pytest.mark.requirement("MCP-LIFE-002")
+async def test_the_broken_refund_stream_calls_the_mcp_tool_exactly_once(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    provider = RecordingProvider(broken_refund_script())
+    config = scripted_config(tmp_path / "state", provider=provider)
+    with anyio.fail_after(90):
+        async with running_bridge(config, permission=_by_id("allow-always-group")) as editor:
+            await editor.initialize()
+            session = await _new_session(editor, tmp_path, [fault_server(log)])
+            reply = await editor.prompt(session, "refund ORD-7781")
+            assert reply["result"]["stopReason"] == "end_turn"
+            updates = editor.updates(session)
+    # The server received one call, from the completed attempt only (TURN-002, EFFECT-001).
+    assert [c["order_id"] for c in calls(log, "refund")] == ["ORD-7781"]
+    shown = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+    assert len(shown) == 1
+    assert shown[0]["title"] == "faults: refund"
+    assert shown[0]["rawInput"] == {"order_id": "ORD-7781", "amount": "full"}
+    asked = editor.requests_of("session/request_permission")
+    assert len(asked) == 1
+    names = [o["name"] for o in asked[0]["params"]["options"]]
+    assert "Allow always for every tool of MCP server faults" in names
+    # The offered name, and the result in the model's next request.
+    assert REFUND in {spec.name for spec in provider.requests[0].tools}
+    assert provider.tool_results() == [(REFUND, "Refunded full on order ORD-7781.", False)]
+    report = reply["result"]["_meta"]["acpBridge"]
+    assert report is not None
