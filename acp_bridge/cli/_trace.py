@@ -1,7 +1,8 @@
 """`--trace FILE`: every JSON-RPC message both ways and every provider event, as NDJSON.
 
 Secrets are redacted before anything is written: values under keys that name credentials
-(api keys, tokens, authorization headers, passwords) and strings shaped like API keys.
+(api keys, tokens, authorization headers, passwords), strings shaped like API keys, and the
+values of MCP servers' `env` and `headers` entries (MCP-SECRET-001).
 """
 
 from __future__ import annotations
@@ -22,13 +23,25 @@ _SECRET_VALUE = re.compile(
     r"\b(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,})"
 )
 _REDACTED = "[redacted]"
+_NAMED_SECRETS = frozenset({"env", "headers"})  # [{name, value}] of MCP servers
+
+
+def _named_values(items: list[JsonValue]) -> JsonValue:
+    return [
+        {**item, "value": _REDACTED} if isinstance(item, dict) and "value" in item else item
+        for item in items
+    ]
 
 
 def redact(value: JsonValue, secrets: tuple[str, ...] = ()) -> JsonValue:
     """A copy of `value` with credentials replaced by ``[redacted]``."""
     if isinstance(value, dict):
         return {
-            k: _REDACTED if _SECRET_KEY.search(k) and v else redact(v, secrets)
+            k: _REDACTED
+            if _SECRET_KEY.search(k) and v
+            else _named_values(v)
+            if k in _NAMED_SECRETS and isinstance(v, list)
+            else redact(v, secrets)
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -93,4 +93,5 @@ def spawn_child() -> str:
 
 
 if __name__ == "__main__":
+    _log("started")
     server.run()
