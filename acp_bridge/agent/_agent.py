@@ -85,7 +85,7 @@ class Agent:
         self._sessions: dict[str, Session] = {}
         self._client_caps: acp.ClientCapabilities | None = None
         self._editor_caps = EditorCapabilities()
-        self._mcp = McpSessions(background, peer, lambda: self._client_caps)
+        self._mcp = McpSessions(background, peer, lambda: self._client_caps, config.mcp_limits)
         self._requests: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,

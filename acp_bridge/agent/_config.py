@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from acp_bridge.agent._auth import AuthOffer
+from acp_bridge.mcp import McpLimits
 from acp_bridge.providers import ModelProvider
 from acp_bridge.tools import ToolRegistry, default_tools
 from acp_bridge.turn import RetryPolicy
@@ -40,6 +41,7 @@ class AgentConfig:
         tools: the tools offered to the model.
         context_window: the model's context window in tokens (the `context_window`
             setting); None: the known-models table, else a default (usage_update.size).
+        mcp_limits: the bounds of the sessions' MCP servers (spec/mcp.md).
     """
 
     provider: ModelProvider
@@ -53,3 +55,4 @@ class AgentConfig:
     tools: ToolRegistry = field(default_factory=default_tools)
     max_model_calls: int = 32
     context_window: int | None = None
+    mcp_limits: McpLimits = field(default_factory=McpLimits)

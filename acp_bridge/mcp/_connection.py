@@ -77,14 +77,20 @@ class ServerConnection:
         self._client: Any = None
         self._stop = anyio.Event()
         self._changed = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
 
     def stop(self) -> None:
         self._stop.set()
+        if self._scope is not None and self.state != "ready":
+            self._scope.cancel()  # still connecting: nothing to wind down politely
 
     async def run(self) -> None:
         """Connects and serves until `stop()`; never raises (a failure is reported)."""
         try:
             async with anyio.create_task_group() as tg:
+                self._scope = tg.cancel_scope
+                if self._stop.is_set():
+                    tg.cancel_scope.cancel()
                 tg.start_soon(self._watch_connect, tg.cancel_scope)
                 await self._serve()
                 tg.cancel_scope.cancel()

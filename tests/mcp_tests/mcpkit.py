@@ -103,3 +103,47 @@ class RecordingProvider:
             if isinstance(m, ToolResults)
             for r in m.results
         ]
+
+
+NPM_DIR = HERE / "npm"
+
+
+def npm_servers() -> Path:
+    """tests/mcp_tests/npm/node_modules, installed with `npm ci` on first use.
+
+    The reference MCP servers are npm packages, so they need Node.js: without it these tests
+    are skipped with that reason, except under CI (`CI=true`, where .ci/run installs them
+    first), where a missing server fails.
+    """
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+
+    modules = NPM_DIR / "node_modules"
+    marker = modules / "@modelcontextprotocol" / "server-everything" / "package.json"
+    if marker.exists():
+        return modules
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        if os.environ.get("CI"):
+            raise AssertionError(
+                f"the npm MCP servers are required in CI: install Node.js and run `npm ci` in "
+                f"{NPM_DIR}"
+            )
+        pytest.skip(
+            "Node.js is not installed: these tests need the reference MCP servers from npm "
+            f"(install Node.js, then `npm ci` in {NPM_DIR}; .ci/run does it)"
+        )
+    done = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=NPM_DIR,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0 or not marker.exists():
+        raise AssertionError(f"`npm ci` in {NPM_DIR} failed:\n{done.stderr[-2000:]}")
+    return modules

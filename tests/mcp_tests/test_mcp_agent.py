@@ -12,7 +12,16 @@ from typing import Any
 import anyio
 import pytest
 from bridge import running_bridge, scripted_config
-from mcp_tests.mcpkit import REFUND, RecordingProvider, broken_refund_script, calls, fault_server
+from mcp_tests.mcpkit import (
+    REFUND,
+    RecordingProvider,
+    broken_refund_script,
+    calls,
+    fault_server,
+    one_call_script,
+)
+
+from acp_bridge.mcp import McpLimits
 
 pytestmark = pytest.mark.anyio
 
@@ -68,3 +77,25 @@ async def test_the_broken_refund_stream_calls_the_mcp_tool_exactly_once(tmp_path
     assert provider.tool_results() == [(REFUND, "Refunded full on order ORD-7781.", False)]
     report = reply["result"]["_meta"]["acpBridge"]
     assert report is not None
+
+
+@pytest.mark.requirement("MCP-LIFE-001")
+@pytest.mark.requirement("MCP-LIFE-002")
+async def test_a_server_that_never_answers_holds_neither_session_new_nor_the_prompt(
+    tmp_path: Path,
+) -> None:
+    limits = McpLimits(connect_timeout=600, ready_timeout=0.5)
+    provider = RecordingProvider(one_call_script("mcp__silent__anything", {}))
+    config = scripted_config(tmp_path / "state", provider=provider, mcp_limits=limits)
+    silent = {"name": "silent", "command": "sleep", "args": ["600"], "env": []}
+    with anyio.fail_after(60):
+        async with running_bridge(config) as editor:
+            await editor.initialize()
+            session = await _new_session(editor, tmp_path, [silent])  # answered at once
+            reply = await editor.prompt(session, "go")  # waits 0.5 s at most, then runs
+            assert reply["result"]["stopReason"] == "end_turn"
+            closed = await editor.call("session/close", {"sessionId": session})
+            assert closed == {}
+    offered = {spec.name for spec in provider.requests[0].tools}
+    assert not any(name.startswith("mcp__") for name in offered)
+    assert provider.tool_results()[0][2] is True  # an unknown tool: a readable error
