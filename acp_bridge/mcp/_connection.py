@@ -219,9 +219,11 @@ class ServerConnection:
             return
         self.state = "failed"
         self.problem = why
-        self.ready.set()
         _log.warning("%s %s", self._label, why)
-        await self._report("error", f"{self._label} {why}")
+        try:  # told before a waiting prompt goes on without it
+            await self._report("error", f"{self._label} {why}")
+        finally:
+            self.ready.set()
 
     # -- ServerCaller ----------------------------------------------------------------------
 

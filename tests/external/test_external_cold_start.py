@@ -37,7 +37,12 @@ def test_cold_start_benchmark_reports_all_targets_and_ratios(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr.decode()
     report = json.loads(result.stdout)
     targets = {t["name"]: t for t in report["targets"]}
-    assert set(targets) == {"acp-bridge", "sdk-minimal-agent", "python -c pass"}
+    assert set(targets) == {
+        "acp-bridge",
+        "acp-bridge session/new",
+        "sdk-minimal-agent",
+        "python -c pass",
+    }
     for target in targets.values():
         assert target["runs"] == 1
         assert 0 < target["min_ms"] <= target["median_ms"] <= target["p90_ms"] <= target["max_ms"]
@@ -45,3 +50,5 @@ def test_cold_start_benchmark_reports_all_targets_and_ratios(tmp_path: Path) -> 
     bridge, sdk = targets["acp-bridge"]["median_ms"], targets["sdk-minimal-agent"]["median_ms"]
     assert ratios["bridge_over_sdk"] == pytest.approx(bridge / sdk, abs=0.001)
     assert report["target"]["met"] == (bridge <= sdk / 3)
+    session_new = targets["acp-bridge session/new"]["median_ms"]
+    assert ratios["session_new_over_sdk"] == pytest.approx(session_new / sdk, abs=0.001)

@@ -99,3 +99,26 @@ async def test_a_server_that_never_answers_holds_neither_session_new_nor_the_pro
     offered = {spec.name for spec in provider.requests[0].tools}
     assert not any(name.startswith("mcp__") for name in offered)
     assert provider.tool_results()[0][2] is True  # an unknown tool: a readable error
+
+
+@pytest.mark.requirement("MCP-FAIL-001")
+async def test_a_server_that_cannot_start_is_a_notice_after_the_response(tmp_path: Path) -> None:
+    config = scripted_config(tmp_path / "state")
+    broken = {"name": "broken", "command": "/nonexistent/server", "args": [], "env": []}
+    with anyio.fail_after(60):
+        async with running_bridge(config) as editor:
+            await editor.call(
+                "initialize",
+                {
+                    "protocolVersion": 1,
+                    "clientCapabilities": {"session": {"notices": {}}},
+                    "clientInfo": {"name": "notices-editor", "version": "0"},
+                },
+            )
+            session = await _new_session(editor, tmp_path, [broken])
+            reply = await editor.prompt(session, "/hello")  # the session carries on
+            assert reply["result"]["stopReason"] == "end_turn"
+            notices = [u for u in editor.updates(session) if u["sessionUpdate"] == "notice"]
+    assert len(notices) == 1
+    assert notices[0]["severity"] == "error"
+    assert notices[0]["title"].startswith("MCP server 'broken' could not be started")
