@@ -20,6 +20,7 @@ from acp_bridge.mcp import (
 from acp_bridge.tools import ToolContext, ToolKind
 from acp_bridge.turn import PermissionMemory, SessionMode
 from acp_bridge.turn._permission import PermissionGate, permission_options
+from acp_bridge.turn._updates import PermissionDecision
 
 PROVIDER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
@@ -144,14 +145,9 @@ class _Sink:
         self.option_id = option_id
         self.asked = 0
 
-    async def request_permission(self, call: object, options: object) -> object:
+    async def request_permission(self, call: object, options: object) -> PermissionDecision:
         self.asked += 1
-
-        class Decision:
-            cancelled = False
-            option_id = self.option_id
-
-        return Decision()
+        return PermissionDecision(self.option_id)
 
 
 @pytest.mark.anyio
