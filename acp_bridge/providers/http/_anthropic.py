@@ -40,7 +40,7 @@ class AnthropicProvider(HttpModelProvider):
         if self._options.api_key:
             headers["x-api-key"] = self._options.api_key
         return WireRequest(
-            url=f"{self.base_url}/v1/messages",
+            url=self.endpoint("/v1/messages"),
             body=render_messages(request, model, self._options),
             headers=headers,
         )

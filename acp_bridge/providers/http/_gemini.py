@@ -43,7 +43,7 @@ class GeminiProvider(HttpModelProvider):
             headers["x-goog-api-key"] = self._options.api_key
         name = quote(model.removeprefix("models/"), safe="-._")
         return WireRequest(
-            url=f"{self.base_url}/models/{name}:streamGenerateContent?alt=sse",
+            url=self.endpoint(f"/models/{name}:streamGenerateContent", {"alt": "sse"}),
             body=render_generate_content(request, self._options),
             headers=headers,
         )

@@ -37,7 +37,7 @@ class OpenAIProvider(HttpModelProvider):
         if self._options.api_key:
             headers["authorization"] = f"Bearer {self._options.api_key}"
         return WireRequest(
-            url=f"{self.base_url}/chat/completions",
+            url=self.endpoint("/chat/completions"),
             body=render_chat_completions(request, model, self._options),
             headers=headers,
         )

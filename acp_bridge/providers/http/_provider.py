@@ -8,7 +8,7 @@ attempt). Everything else, from the HTTP client to error classification, is shar
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import ClassVar, Self
 
@@ -16,6 +16,7 @@ from acp_bridge.providers._conversation import ModelRequest
 from acp_bridge.providers._events import StreamEvent
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._transport import HttpTransport, StreamDecoder, WireRequest
+from acp_bridge.providers.http._urls import endpoint
 
 __all__ = ["HttpModelProvider"]
 
@@ -46,6 +47,10 @@ class HttpModelProvider(abc.ABC):
     @property
     def base_url(self) -> str:
         return (self._options.base_url or self.DEFAULT_BASE_URL).rstrip("/")
+
+    def endpoint(self, path: str, params: Mapping[str, str] | None = None) -> str:
+        """The URL of `path` under the base URL, whose query is kept (ROBUST-URL-001)."""
+        return endpoint(self.base_url, path, params)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """One attempt: exactly one upstream request (see `HttpTransport`)."""

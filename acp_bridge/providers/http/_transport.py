@@ -36,6 +36,7 @@ from acp_bridge.providers.http._classify import error_from_status, scrub
 from acp_bridge.providers.http._hints import connect_failure, status_hint
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._sse import RawJson, SseComment, SseDecoder, SseEvent, SseItem
+from acp_bridge.providers.http._urls import install_log_redaction, redact_url
 
 __all__ = ["HttpTransport", "StreamDecoder", "WireRequest", "redact_headers"]
 
@@ -114,6 +115,7 @@ class HttpTransport:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            install_log_redaction()  # httpx logs each request's URL at INFO
             options = self._options
             self._client = httpx.AsyncClient(
                 # Exactly one retry layer, the turn engine's (model-streams.md §0.2).
@@ -308,12 +310,11 @@ class HttpTransport:
         )
 
     def _trace_request(self, request: httpx.Request, body: JsonObject, attempt: int) -> None:
-        url = request.url.copy_with(username=None, password=None)
         self._trace(
             attempt,
             type="provider_request",
             method=request.method,
-            url=str(url),
+            url=redact_url(request.url),  # ROBUST-URL-002
             headers=_traced_headers(request.headers),
             body=body,
         )
