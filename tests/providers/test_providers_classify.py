@@ -139,7 +139,7 @@ def test_secrets_are_scrubbed_from_messages() -> None:
             429,
         ),
         ({"error": {"code": 502, "message": "bad gateway"}}, FaultKind.SERVER_ERROR, True, 502),
-        ({"error": "something odd"}, FaultKind.PROVIDER_ERROR, True, None),
+        ({"error": "something odd"}, FaultKind.SERVER_ERROR, True, None),
         ({"error": {"type": "insufficient_quota"}}, FaultKind.QUOTA_EXHAUSTED, False, None),
     ],
 )

@@ -77,10 +77,11 @@ def test_openai_unknown_finish_reason_is_unknown_not_stop() -> None:
     assert events[-1] == Finish(FinishReason.UNKNOWN, "weird")
 
 
-def test_openai_garbage_frame_is_a_retryable_provider_error() -> None:
+@pytest.mark.requirement("ROBUST-SSE-001")
+def test_openai_garbage_frame_is_a_final_provider_error() -> None:
     with pytest.raises(ModelStreamError) as caught:
         feed(OpenAIStreamDecoder(model="m"), "{not json")
-    assert (caught.value.kind, caught.value.retryable) == (FaultKind.PROVIDER_ERROR, True)
+    assert (caught.value.kind, caught.value.retryable) == (FaultKind.PROVIDER_ERROR, False)
 
 
 def test_openai_tool_call_without_a_name_is_malformed() -> None:

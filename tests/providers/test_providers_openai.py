@@ -398,7 +398,7 @@ async def test_malformed_tool_arguments_never_complete() -> None:
             "server_error",
         ),
         # a finish_reason "error" without any error object.
-        (chunk({}, "error"), FaultKind.PROVIDER_ERROR, True, None, "error"),
+        (chunk({}, "error"), FaultKind.SERVER_ERROR, True, None, "error"),
     ],
 )
 async def test_in_band_errors(

@@ -151,8 +151,9 @@ def error_from_payload(
     elif status is not None:
         kind, retryable = kind_for_status(status)
     else:
-        # An unknown failure after the server accepted the request is most often transient.
-        kind, retryable = FaultKind.PROVIDER_ERROR, True
+        # An unknown failure after the server accepted the request is most often transient:
+        # an in-band server error, retried (TURN-009); provider_error is never retried.
+        kind, retryable = FaultKind.SERVER_ERROR, True
     if _is_quota(status or 0, type_code, error):
         kind, retryable = FaultKind.QUOTA_EXHAUSTED, False
     detail = _message(error) or "error event without a message"

@@ -240,8 +240,8 @@ class OpenAIStreamDecoder:
 
     def _finish(self, reason: str, events: list[StreamEvent]) -> None:
         if reason in _ERROR_FINISH_REASONS:
-            raise ModelStreamError(
-                FaultKind.PROVIDER_ERROR,
+            raise ModelStreamError(  # an in-band server error (TURN-009), retried
+                FaultKind.SERVER_ERROR,
                 f"{self._provider} stream ended with finish_reason {reason!r}",
                 phase=Phase.STREAM,
                 retryable=True,

@@ -75,11 +75,13 @@ def frame_json(provider: str, event: SseEvent) -> Any:
                 f"{provider} stream ended inside an event",
                 phase=Phase.STREAM,
             ) from None
+        # Final, as provider_error always is (TURN-009, ROBUST-SSE-001): a server that
+        # frames garbage as events does it again; retrying only bills more attempts.
         raise ModelStreamError(
             FaultKind.PROVIDER_ERROR,
             f"{provider} sent an event that is not JSON",
             phase=Phase.STREAM,
-            retryable=True,
+            retryable=False,
         ) from None
 
 
