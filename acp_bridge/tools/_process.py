@@ -6,6 +6,14 @@ SIGKILL (TOOLS-010), so `sh -c "a | b"` and background children go too; the proc
 reaped before this returns. Output beyond `capture_bytes` keeps its head and tail with a
 marker between. After the command exits, output still held open by a background child is
 read for `DRAIN_GRACE_SECONDS` at most.
+
+The group also dies with the bridge, however the bridge ends, kill -9 included
+(ROBUST-PROC-001): beside each command runs a guard, a tiny `sh` in a session of its own whose
+stdin is a pipe only the bridge holds open. It learns the command's group from the first line,
+then blocks reading; when the bridge is gone the kernel closes the pipe, the read ends and the
+guard kills the group. No signal handler or `prctl` is involved. When the command ends while
+the bridge lives, the guard is stopped and reaped (background children keep running, as
+before).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +35,12 @@ from acp_bridge.tools._text import truncation_marker
 __all__ = ["DRAIN_GRACE_SECONDS", "CommandResult", "run_local"]
 
 DRAIN_GRACE_SECONDS = 2.0
+
+# Line 1: the group to guard. Then end-of-file (the bridge is gone) kills it.
+_GUARD = 'read -r group || exit 0; read -r _; kill -KILL "-$group" 2>/dev/null'
+# The command starts only once its guard knows its group: "go" on stdin, then exec (same pid,
+# so exit status and signals are the command's own). No "go" (the bridge died): never runs.
+_GATE = 'read -r go && [ "$go" = go ] && exec "$@" </dev/null; exit 125'
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,17 +117,64 @@ async def run_local(
     `time_limit` is not a cancel scope: when it passes the result says `timed_out`.
     """
     capture = _Capture(capture_bytes)
+    async with _guard() as lifeline:
+        return await _run_guarded(argv, cwd, time_limit, capture, lifeline)
+
+
+@contextlib.asynccontextmanager
+async def _guard() -> AsyncIterator[int]:
+    """Starts a guard; yields the write end of its lifeline (never inherited by children)."""
+    read_end, lifeline = os.pipe()
+    try:
+        guard = await anyio.open_process(
+            ["/bin/sh", "-c", _GUARD],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as error:
+        os.close(lifeline)
+        raise ToolError(f"the command could not be started: {error.strerror or error}") from None
+    finally:
+        os.close(read_end)
+    try:
+        yield lifeline
+    finally:
+        os.close(lifeline)
+        with contextlib.suppress(ProcessLookupError):
+            guard.kill()
+        with anyio.CancelScope(shield=True):
+            await guard.aclose()
+
+
+async def _run_guarded(
+    argv: list[str], cwd: Path, time_limit: float, capture: _Capture, lifeline: int
+) -> CommandResult:
+    gate_read, gate = os.pipe()
     try:
         process = await anyio.open_process(
-            argv,
+            ["/bin/sh", "-c", _GATE, "acp-bridge-command", *argv],
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            stdin=gate_read,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     except OSError as error:
+        os.close(gate)
         raise ToolError(f"the command could not be started: {error.strerror or error}") from None
+    finally:
+        os.close(gate_read)
+    try:
+        os.write(lifeline, f"{process.pid}\n".encode())  # its group: it leads a new session
+        os.write(gate, b"go\n")
+    except OSError:
+        _kill_group(process)
+        await process.aclose()
+        raise ToolError("the command could not be guarded (its guard process is gone)") from None
+    finally:
+        os.close(gate)
     timed_out = False
     async with process:
         try:
