@@ -28,8 +28,10 @@ from subprocess_util import LineProcess, bridge_argv, isolated_env
 
 FUZZ = settings(
     max_examples=int(os.environ.get("ROBUST_FUZZ_EXAMPLES", "30")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[
+        *settings.default.suppress_health_check,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 
 PARSE, INVALID_REQUEST, NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
