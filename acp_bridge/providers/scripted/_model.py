@@ -142,15 +142,21 @@ class ScriptAttempt:
 
 @dataclass(frozen=True, slots=True)
 class ScriptCall:
-    """One model call of the tool loop: the attempts the model makes, in order."""
+    """One model call of the tool loop: the attempts the model makes, in order.
+
+    `when_tool_failed`: the attempts played instead when a tool result of the previous round
+    is an error, so the scripted model reads the tool result as a real one would (SCRIPT-015).
+    """
 
     attempts: tuple[ScriptAttempt, ...]
+    when_tool_failed: tuple[ScriptAttempt, ...] = ()
 
-    def attempt(self, number: int) -> ScriptAttempt:
+    def attempt(self, number: int, *, tool_failed: bool = False) -> ScriptAttempt:
         """The attempt played for 1-based `number`; past the end the last one repeats."""
+        attempts = self.when_tool_failed if tool_failed and self.when_tool_failed else self.attempts
         # SCRIPT-011: more attempts than listed replay the last attempt.
-        index = min(max(number, 1), len(self.attempts)) - 1
-        return self.attempts[index]
+        index = min(max(number, 1), len(attempts)) - 1
+        return attempts[index]
 
 
 @dataclass(frozen=True, slots=True)

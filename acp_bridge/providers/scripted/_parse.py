@@ -65,7 +65,7 @@ BREAK_KINDS = frozenset(
 
 _SCRIPT_KEYS = frozenset({"name", "description", "calls", "input_hint", "delay_ms", "comment"})
 _SCRIPT_KEYS_ALL = _SCRIPT_KEYS | {"version"}
-_CALL_KEYS = frozenset({"attempts", "comment"})
+_CALL_KEYS = frozenset({"attempts", "comment", "when_tool_failed"})
 _COMMON_STEP_KEYS = frozenset({"delay_ms", "comment"})
 _STEP_OPTIONS: Mapping[str, frozenset[str]] = {
     "text": frozenset(),
@@ -198,16 +198,25 @@ def _call(data: object, where: _Where) -> ScriptCall:
     _check_keys(obj, _CALL_KEYS, "call", where)
     if "comment" in obj:
         _string(obj["comment"], "'comment'", where)
-    raw_attempts = obj.get("attempts")
+    attempts = _attempts(obj.get("attempts"), "attempts", where)
+    failed = (
+        ()
+        if "when_tool_failed" not in obj
+        else _attempts(obj["when_tool_failed"], "when_tool_failed", where)
+    )
+    return ScriptCall(attempts=attempts, when_tool_failed=failed)
+
+
+def _attempts(raw_attempts: object, key: str, where: _Where) -> tuple[ScriptAttempt, ...]:
     if not isinstance(raw_attempts, list) or not raw_attempts:
-        where.fail("'attempts' must be a non-empty list of attempts (each a list of steps)")
+        where.fail(f"'{key}' must be a non-empty list of attempts (each a list of steps)")
     attempts = []
     for number, raw in enumerate(raw_attempts, start=1):
         here = _Where(where.source, call=where.call, attempt=number)
         if not isinstance(raw, list) or not raw:
             here.fail("an attempt must be a non-empty list of steps")
         attempts.append(_attempt(raw, here))
-    return ScriptCall(attempts=tuple(attempts))
+    return tuple(attempts)
 
 
 def _attempt(raw: Sequence[object], where: _Where) -> ScriptAttempt:

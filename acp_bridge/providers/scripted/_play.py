@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 PROMPT_PLACEHOLDER = "${prompt}"
+TOOL_RESULT_PLACEHOLDER = "${tool_result}"
 
 _WORD = re.compile(r"\s*\S+\s*")
 
@@ -90,6 +91,7 @@ class PlayContext:
     prompt: str = ""
     delay_ms: int = 0
     pace_ms: int | None = None
+    tool_result: str = ""
 
     def where(self, step: int) -> str:
         return f"script {self.script!r}, call {self.call}, attempt {self.attempt}, step {step}"
@@ -126,10 +128,10 @@ def play_attempt(attempt: ScriptAttempt, ctx: PlayContext) -> Iterator[StreamEve
             started = True
             yield StreamStart(ctx.provider, ctx.model, _request_id(ctx))
         if isinstance(step, TextStep):
-            for fragment in _deliver(step.text, step.fragments, ctx.prompt):
+            for fragment in _deliver(step.text, step.fragments, ctx):
                 yield TextDelta(fragment)
         elif isinstance(step, ThoughtStep):
-            fragments = _deliver(step.text, step.fragments, ctx.prompt)
+            fragments = _deliver(step.text, step.fragments, ctx)
             for index, fragment in enumerate(fragments, start=1):
                 last = index == len(fragments)
                 yield ThoughtDelta(fragment, signature=step.signature if last else None)
@@ -180,11 +182,16 @@ def _pause_ms(step: ScriptStep, number: int, ctx: PlayContext) -> int:
     return ctx.delay_ms if number > 1 else 0
 
 
-def _deliver(text: str, fragments: tuple[str, ...] | None, prompt: str) -> tuple[str, ...]:
-    # SCRIPT-040: `${prompt}` is the only placeholder, expanded before word splitting.
+def _expand(text: str, ctx: PlayContext) -> str:
+    # SCRIPT-040, SCRIPT-015: the placeholders, expanded before word splitting.
+    text = text.replace(PROMPT_PLACEHOLDER, ctx.prompt)
+    return text.replace(TOOL_RESULT_PLACEHOLDER, ctx.tool_result)
+
+
+def _deliver(text: str, fragments: tuple[str, ...] | None, ctx: PlayContext) -> tuple[str, ...]:
     if fragments is not None:
-        return tuple(piece.replace(PROMPT_PLACEHOLDER, prompt) for piece in fragments)
-    return split_words(text.replace(PROMPT_PLACEHOLDER, prompt))
+        return tuple(_expand(piece, ctx) for piece in fragments)
+    return split_words(_expand(text, ctx))
 
 
 def _tool_call(step: ToolCallStep, index: int, ctx: PlayContext) -> Iterator[StreamEvent]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Protocol
@@ -19,7 +19,13 @@ from typing import Protocol
 import anyio
 import anyio.lowlevel
 
-from acp_bridge.providers._conversation import AssistantTurn, ModelRequest, UserTurn
+from acp_bridge.providers._conversation import (
+    AssistantTurn,
+    Message,
+    ModelRequest,
+    ToolResults,
+    UserTurn,
+)
 from acp_bridge.providers._events import StreamEvent
 from acp_bridge.providers.scripted._builtins import DEFAULT_SCRIPT, builtin_scripts
 from acp_bridge.providers.scripted._model import Script
@@ -38,6 +44,7 @@ logger = logging.getLogger(__name__)
 PROVIDER_NAME = "scripted"
 _SLASH_COMMAND = re.compile(r"/([a-z0-9][a-z0-9-]*)(?=\s|$)")
 _PROMPT_LIMIT = 80
+_RESULT_LIMIT = 160
 
 
 class ScriptedSettings(Protocol):
@@ -59,6 +66,8 @@ class ScriptSelection:
     call: int
     attempt: int
     prompt: str
+    tool_failed: bool = False
+    tool_result: str = ""
 
 
 class ScriptedProvider:
@@ -131,12 +140,15 @@ class ScriptedProvider:
             # SCRIPT-013: `/name rest` plays that script; `rest` is its prompt.
             script = self.available_scripts()[command.group(1)]
             prompt = text[command.end() :].strip()
+        failed, result = _last_results(messages[last_user + 1 :])
         return ScriptSelection(
             script=script,
             turn=max(len(users), 1),
             call=call,
             attempt=max(request.attempt, 1),
             prompt=_summarize(prompt),
+            tool_failed=failed,
+            tool_result=result,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -153,6 +165,7 @@ class ScriptedProvider:
             prompt=selection.prompt,
             delay_ms=script.delay_ms,
             pace_ms=self._delay_ms,
+            tool_result=selection.tool_result,
         )
         logger.debug(
             "scripted: playing %r turn %d call %d attempt %d",
@@ -165,7 +178,9 @@ class ScriptedProvider:
         items: Iterator[StreamEvent | Pause] = (
             play_epilogue(context)
             if call is None
-            else play_attempt(call.attempt(selection.attempt), context)
+            else play_attempt(
+                call.attempt(selection.attempt, tool_failed=selection.tool_failed), context
+            )
         )
         for item in items:
             if isinstance(item, Pause):
@@ -187,11 +202,22 @@ def create_scripted_provider(settings: ScriptedSettings) -> ScriptedProvider:
     return ScriptedProvider(default, model=model)
 
 
-def _summarize(prompt: str) -> str:
-    """The prompt as `${prompt}` shows it: one line, at most 80 characters."""
+def _last_results(messages: Sequence[Message]) -> tuple[bool, str]:
+    """SCRIPT-015: whether a result of the round just before this call failed, and the
+    result the script may quote (the first failed one, else the first), on one line."""
+    last = messages[-1] if messages else None
+    if not isinstance(last, ToolResults) or not last.results:
+        return False, ""
+    failed = [r for r in last.results if r.is_error]
+    chosen = (failed or list(last.results))[0]
+    return bool(failed), _summarize(chosen.output, limit=_RESULT_LIMIT)
+
+
+def _summarize(prompt: str, limit: int = _PROMPT_LIMIT) -> str:
+    """The prompt as `${prompt}` shows it: one line, at most 80 characters (`limit`)."""
     line = " ".join(prompt.split())
     if not line:
         return "(empty)"
-    if len(line) > _PROMPT_LIMIT:
-        return line[: _PROMPT_LIMIT - 1].rstrip() + "…"
+    if len(line) > limit:
+        return line[: limit - 1].rstrip() + "…"
     return line
