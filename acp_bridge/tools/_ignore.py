@@ -25,8 +25,6 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 __all__ = ["IgnoreFile", "IgnoreLevel", "IgnoreRules", "global_excludes", "level_for"]
 
 _EXCLUDES_FILE = re.compile(r'(?im)^\s*excludesfile\s*=\s*"?\s*(\S+?)\s*"?\s*$')
@@ -51,6 +49,9 @@ class IgnoreFile:
 
     @classmethod
     def parse(cls, base: str, text: str) -> IgnoreFile | None:
+        # Imported here: only the Python engine needs it, and never before a search (cold start).
+        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
         rules: list[_Rule] = []
         for line in text.splitlines():
             pattern = GitIgnoreSpecPattern(line)

@@ -1,0 +1,185 @@
+"""Session start: spawn -> `initialize`, -> `session/new`, -> first chunk of a prompt (issue 15.1).
+
+What a user waits for when opening a thread and sending the first message. For each target a
+fresh process is spawned and driven as an editor does: `initialize`, then `session/new` once it
+is answered, then `session/prompt` once that is answered; the clock (started at spawn) is read
+at each response and at the first `session/update` carrying an `agent_message_chunk`.
+
+- acp-bridge: `python -m acp_bridge --state-dir TMP` (the scripted provider's default script);
+- sdk-echo-agent: `benchmarks/_sdk_echo_agent.py`, the official Python SDK's agent sending one
+  chunk echoing the prompt (the least any agent does before its first chunk).
+
+Runs are interleaved in a rotating order after discarded warm-ups; medians are reported, and the
+ratios acp-bridge / SDK (targets: initialize <= 0.2, session/new <= 0.3, first chunk <= 0.35).
+
+    pip install -e '.[bench]'
+    python benchmarks/bench_session_start.py -n 15
+    python benchmarks/bench_session_start.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TARGETS = {"initialize": 0.2, "session/new": 0.3, "first chunk": 0.35}
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+class _Reader:
+    def __init__(self, process: subprocess.Popen[bytes], deadline: float) -> None:
+        assert process.stdout is not None
+        self.fd = process.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.buffer = b""
+        self.deadline = deadline
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.fd, selectors.EVENT_READ)
+
+    def until(self, done: Any) -> dict[str, Any]:
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                message = json.loads(line)
+                if done(message):
+                    if "error" in message:
+                        raise RuntimeError(f"error reply: {line[:300]!r}")
+                    return message
+            remaining = self.deadline - time.perf_counter()
+            if remaining <= 0 or not self.selector.select(remaining):
+                raise RuntimeError("no reply in time")
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                raise RuntimeError(f"stdout closed: {self.buffer[:300]!r}")
+            self.buffer += chunk
+
+
+def _is_chunk(message: dict[str, Any]) -> bool:
+    update = (message.get("params") or {}).get("update") or {}
+    return (
+        message.get("method") == "session/update"
+        and update.get("sessionUpdate") == "agent_message_chunk"
+    )
+
+
+def measure(argv: list[str], cwd: str, timeout: float) -> dict[str, float]:
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert process.stdin is not None
+    marks: dict[str, float] = {}
+    try:
+        reader = _Reader(process, start + timeout)
+        init = {
+            "protocolVersion": 1,
+            "clientCapabilities": {
+                "fs": {"readTextFile": True, "writeTextFile": True},
+                "terminal": True,
+            },
+            "clientInfo": {"name": "bench-session-start", "version": "1"},
+        }
+        process.stdin.write(
+            _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        )
+        process.stdin.flush()
+        reader.until(lambda m: m.get("id") == 1)
+        marks["initialize"] = time.perf_counter() - start
+        process.stdin.write(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "session/new",
+                    "params": {"cwd": cwd, "mcpServers": []},
+                }
+            )
+        )
+        process.stdin.flush()
+        session = reader.until(lambda m: m.get("id") == 2)["result"]["sessionId"]
+        marks["session/new"] = time.perf_counter() - start
+        prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hello"}]}
+        process.stdin.write(
+            _line({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+        )
+        process.stdin.flush()
+        reader.until(_is_chunk)
+        marks["first chunk"] = time.perf_counter() - start
+        reader.until(lambda m: m.get("id") == 3)
+        process.stdin.close()
+        process.wait(timeout=timeout)
+        return marks
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--runs", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="bench-session-start-") as tmp:
+        targets = {
+            "acp-bridge": [python, "-m", "acp_bridge", "--state-dir", f"{tmp}/state"],
+            "sdk-echo-agent": [python, str(HERE / "_sdk_echo_agent.py")],
+        }
+        samples: dict[str, dict[str, list[float]]] = {
+            name: {mark: [] for mark in TARGETS} for name in targets
+        }
+        names = list(targets)
+        for _ in range(args.warmup):
+            for name in names:
+                measure(targets[name], tmp, args.timeout)
+        for run in range(args.runs):
+            for name in names[run % 2 :] + names[: run % 2]:
+                for mark, value in measure(targets[name], tmp, args.timeout).items():
+                    samples[name][mark].append(value * 1000)
+    medians = {
+        n: {m: statistics.median(v) for m, v in marks.items()} for n, marks in samples.items()
+    }
+    ratios = {m: medians["acp-bridge"][m] / medians["sdk-echo-agent"][m] for m in TARGETS}
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "runs": args.runs,
+                    "mediansMs": medians,
+                    "ratios": ratios,
+                    "targets": TARGETS,
+                    "samplesMs": samples,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(f"session start, {args.runs} interleaved runs per agent (medians, ms)")
+    print(f"{'':14}{'acp-bridge':>12}{'sdk-echo-agent':>16}{'ratio':>8}  target")
+    for mark, target in TARGETS.items():
+        verdict = "met" if ratios[mark] <= target else "NOT met"
+        print(
+            f"{mark:14}{medians['acp-bridge'][mark]:12.1f}{medians['sdk-echo-agent'][mark]:16.1f}"
+            f"{ratios[mark]:8.2f}  <= {target} {verdict}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
