@@ -37,7 +37,7 @@ from acp_bridge.agent._mcp import McpSessions
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title, user_turn
-from acp_bridge.agent._replay import iso_time, mcp_record, replay_updates, session_info
+from acp_bridge.agent._replay import iso_time, mcp_record, replay_session, session_info
 from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
@@ -48,7 +48,7 @@ from acp_bridge.errors import (
     quote,
 )
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId, current_request_id
-from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState, transcript
+from acp_bridge.sessions import SessionStore, TurnRecorder, TurnStart, TurnState
 from acp_bridge.tools import EditorCapabilities, ToolContext
 from acp_bridge.turn import EffectLedger, SessionMode, StopReason, Turn, TurnFailed, TurnRequest
 
@@ -246,7 +246,7 @@ class Agent:
                 {"sessionId": session_id},
             )
         with store_errors():
-            session, turns = self._durable.open(
+            session = self._durable.open(
                 session_id,
                 cwd,
                 extra,
@@ -257,9 +257,8 @@ class Agent:
             )
         try:
             if replay:
-                for item in transcript(turns):
-                    for update in replay_updates(item):
-                        await send_session_update(self._peer, session_id, update)
+                with store_errors():
+                    await replay_session(self._peer, self._durable.store, session_id)
         except BaseException:
             if live is None:  # never left claimed by a connection that does not serve it
                 self._durable.close([session_id], close_store=False)

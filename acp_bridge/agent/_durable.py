@@ -30,7 +30,6 @@ from acp_bridge.sessions import (
     SessionRecord,
     SessionStore,
     SessionStoreError,
-    StoredTurn,
     recover_session,
 )
 from acp_bridge.turn import EffectLedger, SessionMode
@@ -146,10 +145,11 @@ class DurableSessions:
         ledger: EffectLedger,
         live: Session | None,
         models: Sequence[str],
-    ) -> tuple[Session, list[StoredTurn]]:
+    ) -> Session:
         """Claims a stored session for this connection, settles the turns a stopped bridge
         left running (SESS-020), takes the request's directories and MCP servers, and
-        returns the live session (`live` when it is already open here) with every turn.
+        returns the live session (`live` when it is already open here). The turns are not
+        read here: a replay reads them a page at a time (`store.turn_pages`).
 
         The "always" permission answers are not restored: they last as long as the session
         is open on one connection (SESS-032). Raises the store's errors.
@@ -164,7 +164,7 @@ class DurableSessions:
                 additional_directories=[str(d) for d in additional_directories],
                 mcp_servers=mcp_servers,
             )
-            turns = store.turns(session_id)
+            last = store.last_ordinal(session_id)
             session = live or _restored(record, models)
             session.history = store.history(session_id)
         except BaseException:
@@ -173,8 +173,8 @@ class DurableSessions:
             raise
         session.cwd, session.additional_directories = cwd, additional_directories
         session.mcp_servers = mcp_servers
-        session.turns = max((t.ordinal for t in turns), default=0)
-        return session, turns
+        session.turns = last
+        return session
 
 
 def _restored(record: SessionRecord, models: Sequence[str]) -> Session:

@@ -6,6 +6,11 @@ blocks as `user_message_chunk`s, shown text and thoughts as `agent_message_chunk
 final state. Embedded terminals are left out of a replay: they belonged to the editor's
 terminals of the earlier connection, which no longer exist (the same rule as a reused
 effect's outcome).
+
+`replay` streams (issue 15.3): it reads the stored turns a page at a time and writes each
+page's updates before reading the next, so the first update leaves at once and memory holds
+one page, whatever the session's length. Text chunks and plain text prompt blocks are built as
+JSON directly, like live chunks (`chunk_params`); other items go through the wire models.
 """
 
 from __future__ import annotations
@@ -16,12 +21,28 @@ from typing import Any
 from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._live import plan_update
+from acp_bridge.agent._sink import chunk_params
 from acp_bridge.agent._translate import _content, _location, update_model
-from acp_bridge.sessions import PromptShown, ReplayItem, SessionRecord, StoredToolCall
+from acp_bridge.jsonrpc import JsonRpcPeer
+from acp_bridge.sessions import (
+    PromptShown,
+    ReplayItem,
+    SessionRecord,
+    SessionStore,
+    StoredToolCall,
+    transcript,
+)
 from acp_bridge.tools import TerminalContent, ToolKind, stored_plan
-from acp_bridge.turn import PlanShown
+from acp_bridge.turn import AgentText, AgentThought, PlanShown
 
-__all__ = ["iso_time", "mcp_record", "replay_updates", "session_info"]
+__all__ = [
+    "iso_time",
+    "mcp_record",
+    "replay_params",
+    "replay_session",
+    "replay_updates",
+    "session_info",
+]
 
 
 def iso_time(timestamp: float) -> str:
@@ -86,3 +107,41 @@ def _stored_plan(call: StoredToolCall) -> acp.Plan | None:
     """The `plan` a finished planning-tool call showed, read back from its rawOutput."""
     entries = stored_plan(call.raw_output) if call.kind is ToolKind.THINK else None
     return None if entries is None else plan_update(PlanShown(entries))
+
+
+def _plain_text(block: JsonObject) -> bool:
+    return (
+        block.keys() == {"type", "text"}
+        and block["type"] == "text"
+        and (isinstance(block["text"], str))
+    )
+
+
+def replay_params(session_id: str, item: ReplayItem) -> list[JsonObject]:
+    """The `session/update` params that replay one item (equal to `replay_updates`' wire)."""
+    if isinstance(item, AgentText | AgentThought):
+        return [chunk_params(session_id, item)]
+    if isinstance(item, PromptShown) and all(_plain_text(b) for b in item.blocks):
+        return [
+            {
+                "sessionId": session_id,
+                "update": {
+                    "sessionUpdate": "user_message_chunk",
+                    "content": {"type": "text", "text": block["text"]},
+                    "messageId": item.message_id,
+                },
+            }
+            for block in item.blocks
+        ]
+    return [
+        acp.to_wire(acp.SessionNotification(session_id=session_id, update=update))
+        for update in replay_updates(item)
+    ]
+
+
+async def replay_session(peer: JsonRpcPeer, store: SessionStore, session_id: str) -> None:
+    """Writes the replay of every stored turn of the session, a page of turns at a time."""
+    for page in store.turn_pages(session_id):
+        for item in transcript(page):
+            for params in replay_params(session_id, item):
+                await peer.notify("session/update", params)

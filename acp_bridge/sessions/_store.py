@@ -335,6 +335,25 @@ class SessionStore:
         except sqlite3.Error as error:
             raise SessionStoreError(f"session store: {error}") from error
 
+    def turn_pages(self, session_id: str, page_size: int = 64) -> Iterator[list[StoredTurn]]:
+        """`turns`, a page at a time: a replay holds one page, never the whole session."""
+        pages = rows.turn_pages(self._db, session_id, page_size)
+        while True:
+            try:
+                page = next(pages, None)
+            except sqlite3.Error as error:
+                raise SessionStoreError(f"session store: {error}") from error
+            if page is None:
+                return
+            yield page
+
+    def last_ordinal(self, session_id: str) -> int:
+        """The ordinal of the session's last turn (0 when it has none)."""
+        try:
+            return rows.last_ordinal(self._db, session_id)
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
+
 
 @contextlib.contextmanager
 def _writing(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:

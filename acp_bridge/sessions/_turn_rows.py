@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from acp_bridge._json import JsonObject, JsonValue
@@ -40,7 +40,9 @@ __all__ = [
     "history",
     "insert_message",
     "insert_turn",
+    "last_ordinal",
     "save_tool_call",
+    "turn_pages",
     "turns",
 ]
 
@@ -188,12 +190,46 @@ def history(db: sqlite3.Connection, session_id: str) -> list[Message]:
 
 
 def turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
+    """Every turn of the session, oldest first."""
+    return [turn for page in turn_pages(db, session_id) for turn in page]
+
+
+def turn_pages(
+    db: sqlite3.Connection, session_id: str, page_size: int = 64
+) -> Iterator[list[StoredTurn]]:
+    """The session's turns, oldest first, `page_size` at a time (a replay holds one page)."""
+    after = -1
+    while True:
+        page = _turn_page(db, session_id, after, page_size)
+        if not page:
+            return
+        yield page
+        after = page[-1].seq
+
+
+def last_ordinal(db: sqlite3.Connection, session_id: str) -> int:
+    (ordinal,) = db.execute(
+        "SELECT COALESCE(MAX(ordinal), 0) FROM turns WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(ordinal)
+
+
+def _turn_page(db: sqlite3.Connection, session_id: str, after: int, limit: int) -> list[StoredTurn]:
+    rows = db.execute(
+        "SELECT seq, ordinal, turn_id, id_prefix, state, superseded, prompt, stop_reason, note,"
+        " started_at, ended_at FROM turns WHERE session_id = ? AND seq > ? ORDER BY seq"
+        " LIMIT ?",
+        (session_id, after, limit),
+    ).fetchall()
+    if not rows:
+        return []
+    span = (session_id, rows[0][0], rows[-1][0])
     messages: dict[int, list[Message]] = {}
     model_calls: dict[int, list[StoredModelCall]] = {}
     for turn_seq, call, attempt, body, display in db.execute(
         "SELECT turn_seq, model_call, attempt, body, display FROM messages"
-        " WHERE session_id = ? ORDER BY seq",
-        (session_id,),
+        " WHERE session_id = ? AND turn_seq BETWEEN ? AND ? ORDER BY seq",
+        span,
     ):
         message = message_from_json(json.loads(body))
         messages.setdefault(turn_seq, []).append(message)
@@ -206,16 +242,12 @@ def turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
     for row in db.execute(
         "SELECT turn_seq, tool_call_id, model_call, position, title, kind, status, content,"
         " locations, raw_input, raw_output, effect_key FROM tool_calls WHERE session_id = ?"
-        " ORDER BY turn_seq, position",
-        (session_id,),
+        " AND turn_seq BETWEEN ? AND ? ORDER BY turn_seq, position",
+        span,
     ):
         tool_calls.setdefault(row[0], []).append(_tool_call(row[1:]))
     out: list[StoredTurn] = []
-    for row in db.execute(
-        "SELECT seq, ordinal, turn_id, id_prefix, state, superseded, prompt, stop_reason, note,"
-        " started_at, ended_at FROM turns WHERE session_id = ? ORDER BY seq",
-        (session_id,),
-    ):
+    for row in rows:
         seq, ordinal, turn_id, prefix, state, superseded, prompt, stop, note, started, ended = row
         out.append(
             StoredTurn(

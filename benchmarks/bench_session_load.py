@@ -1,0 +1,167 @@
+"""`session/load` of long sessions: first replayed update, time per turn, memory (issue 15.3).
+
+Sessions of N turns are recorded first by driving acp-bridge (scripted provider, default
+script) through N prompts. Then, per run, a fresh acp-bridge process is started, `initialize`d
+and warmed with `session/list` (so the agent is loaded), and `session/load` is sent; measured:
+
+- first update: from writing `session/load` to reading its first `session/update`;
+- total: from writing it to reading its response (every turn replayed);
+- memory: the process's peak RSS growth during the load (VmHWM after minus before).
+
+Sizes are measured interleaved; the per-turn figure is (total(N_max) - total(N_min)) divided by
+the difference in turns. Targets: first update <= 50 ms at every size, <= 0.3 ms per turn, and
+memory that does not grow with the session (bounded by a page of turns).
+
+    python benchmarks/bench_session_load.py --sizes 100,1000 --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+INIT = {
+    "protocolVersion": 1,
+    "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
+    "clientInfo": {"name": "bench-session-load", "version": "1"},
+}
+
+
+class Agent:
+    def __init__(self, state: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "acp_bridge", "--state-dir", str(state)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+        assert self.process.stdout is not None
+        self.fd = self.process.stdout.fileno()
+        os.set_blocking(self.fd, False)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.fd, selectors.EVENT_READ)
+        self.buffer = b""
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, Any]) -> int:
+        assert self.process.stdin is not None
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+        return self.next_id
+
+    def read(self, timeout: float = 120.0) -> dict[str, Any]:
+        deadline = time.perf_counter() + timeout
+        while b"\n" not in self.buffer:
+            if not self.selector.select(max(0.0, deadline - time.perf_counter())):
+                raise RuntimeError("no message in time")
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                raise RuntimeError("agent closed stdout")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        request = self.send(method, params)
+        while True:
+            message = self.read()
+            if message.get("id") == request:
+                if "error" in message:
+                    raise RuntimeError(message["error"])
+                return message["result"]  # type: ignore[no-any-return]
+
+    def peak_rss_kb(self) -> int:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        return 0
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def record(state: Path, cwd: str, turns: int) -> str:
+    agent = Agent(state)
+    agent.call("initialize", INIT)
+    session = agent.call("session/new", {"cwd": cwd, "mcpServers": []})["sessionId"]
+    for n in range(turns):
+        prompt = [{"type": "text", "text": f"hello, turn {n}"}]
+        agent.call("session/prompt", {"sessionId": session, "prompt": prompt})
+    agent.close()
+    return str(session)
+
+
+def load_once(state: Path, cwd: str, session: str) -> dict[str, float]:
+    agent = Agent(state)
+    agent.call("initialize", INIT)
+    agent.call("session/list", {})
+    before = agent.peak_rss_kb()
+    start = time.perf_counter()
+    request = agent.send("session/load", {"sessionId": session, "cwd": cwd, "mcpServers": []})
+    first = None
+    updates = 0
+    while True:
+        message = agent.read()
+        if message.get("method") == "session/update":
+            updates += 1
+            if first is None:
+                first = time.perf_counter() - start
+        elif message.get("id") == request:
+            total = time.perf_counter() - start
+            break
+    grown = agent.peak_rss_kb() - before
+    agent.close()
+    assert first is not None
+    return {"firstMs": first * 1000, "totalMs": total * 1000, "rssGrowthKb": grown,
+            "updates": updates}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-session-load-") as tmp:
+        state, cwd = Path(tmp) / "state", tmp
+        sessions = {n: record(state, cwd, n) for n in sizes}
+        samples: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
+        for n in sizes:  # warm-up
+            load_once(state, cwd, sessions[n])
+        for run in range(args.runs):
+            for n in sizes[run % len(sizes) :] + sizes[: run % len(sizes)]:
+                samples[n].append(load_once(state, cwd, sessions[n]))
+    medians = {
+        n: {key: statistics.median(s[key] for s in runs) for key in runs[0]}
+        for n, runs in samples.items()
+    }
+    low, high = min(sizes), max(sizes)
+    per_turn = (medians[high]["totalMs"] - medians[low]["totalMs"]) / (high - low)
+    report = {"runs": args.runs, "medians": medians, "perTurnMs": per_turn,
+              "targets": {"firstMs": 50, "perTurnMs": 0.3}}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"session/load, {args.runs} interleaved runs per size (medians)")
+    for n in sizes:
+        m = medians[n]
+        print(f"  {n:6} turns: first update {m['firstMs']:7.1f} ms, total {m['totalMs']:8.1f} ms,"
+              f" {m['updates']:.0f} updates, peak RSS +{m['rssGrowthKb'] / 1024:.1f} MiB")
+    print(f"per replayed turn: {per_turn:.3f} ms (target <= 0.3); first update target <= 50 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
