@@ -29,7 +29,7 @@ from acp_bridge._json import JsonValue
 from acp_bridge.agent._auth import AuthGate
 from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._config import AgentConfig
-from acp_bridge.agent._durable import DurableSessions, session_record, store_errors
+from acp_bridge.agent._durable import DurableSessions, restore, session_record, store_errors
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._initialize import initialize
@@ -37,7 +37,7 @@ from acp_bridge.agent._mcp import McpSessions
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title, user_turn
-from acp_bridge.agent._replay import iso_time, mcp_record, replay_session, session_info
+from acp_bridge.agent._replay import iso_time, mcp_record, session_info
 from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
 from acp_bridge.agent._sink import PeerTurnSink, send_session_update
@@ -256,9 +256,8 @@ class Agent:
                 models=self._config.models,
             )
         try:
-            if replay:
-                with store_errors():
-                    await replay_session(self._peer, self._durable.store, session_id)
+            with store_errors():
+                await restore(self._peer, self._durable.store, session, replay=replay)
         except BaseException:
             if live is None:  # never left claimed by a connection that does not serve it
                 self._durable.close([session_id], close_store=False)

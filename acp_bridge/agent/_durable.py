@@ -21,8 +21,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._replay import replay_session
 from acp_bridge.agent._session import Session
 from acp_bridge.errors import InternalError, ResourceNotFound, quote, session_data
+from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.sessions import (
     Owner,
     SessionInUse,
@@ -34,7 +36,7 @@ from acp_bridge.sessions import (
 )
 from acp_bridge.turn import EffectLedger, SessionMode
 
-__all__ = ["DurableSessions", "session_record", "store_errors", "unknown_session"]
+__all__ = ["DurableSessions", "restore", "session_record", "store_errors", "unknown_session"]
 
 _log = logging.getLogger("acp_bridge.agent")
 
@@ -148,8 +150,8 @@ class DurableSessions:
     ) -> Session:
         """Claims a stored session for this connection, settles the turns a stopped bridge
         left running (SESS-020), takes the request's directories and MCP servers, and
-        returns the live session (`live` when it is already open here). The turns are not
-        read here: a replay reads them a page at a time (`store.turn_pages`).
+        returns the live session (`live` when it is already open here). Neither the turns
+        nor the history are read here: `restore` does that after the replay streamed.
 
         The "always" permission answers are not restored: they last as long as the session
         is open on one connection (SESS-032). Raises the store's errors.
@@ -166,7 +168,6 @@ class DurableSessions:
             )
             last = store.last_ordinal(session_id)
             session = live or _restored(record, models)
-            session.history = store.history(session_id)
         except BaseException:
             if live is None:
                 self.close([session_id], close_store=False)
@@ -175,6 +176,16 @@ class DurableSessions:
         session.mcp_servers = mcp_servers
         session.turns = last
         return session
+
+
+async def restore(
+    peer: JsonRpcPeer, store: SessionStore, session: Session, *, replay: bool
+) -> None:
+    """For `session/load` streams the replay (a page of turns at a time, issue 15.3), then
+    reads the model history: the first update never waits for the whole session."""
+    if replay:
+        await replay_session(peer, store, session.session_id)
+    session.history = store.history(session.session_id)
 
 
 def _restored(record: SessionRecord, models: Sequence[str]) -> Session:

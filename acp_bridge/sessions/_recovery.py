@@ -21,7 +21,7 @@ import dataclasses
 import logging
 
 from acp_bridge.providers import AssistantTurn, ToolResult, ToolResults
-from acp_bridge.sessions._records import StoredToolCall, StoredTurn, TurnState
+from acp_bridge.sessions._records import StoredToolCall, StoredTurn
 from acp_bridge.sessions._store import SessionStore
 from acp_bridge.tools import TerminalContent, TextContent
 from acp_bridge.turn import EffectLedger, EffectRecord, EffectState, LedgerUnavailable, ToolStatus
@@ -115,9 +115,7 @@ def recover_session(store: SessionStore, session_id: str, ledger: EffectLedger) 
     """
     effects = _Effects(ledger)
     count = 0
-    for turn in store.turns(session_id):
-        if turn.state is not TurnState.RUNNING:
-            continue
+    for turn in store.running_turns(session_id):  # not the whole session (issue 15.3)
         settled: list[StoredToolCall] = []
         told: dict[str, tuple[str, bool]] = {}  # tool call id -> (for the model, is error)
         for call in turn.tool_calls:

@@ -347,6 +347,14 @@ class SessionStore:
                 return
             yield page
 
+    def running_turns(self, session_id: str) -> list[StoredTurn]:
+        """The session's turns still marked `running` (what recovery settles), oldest first."""
+        try:
+            pages = rows.turn_pages(self._db, session_id, state=TurnState.RUNNING.value)
+            return [turn for page in pages for turn in page]
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
+
     def last_ordinal(self, session_id: str) -> int:
         """The ordinal of the session's last turn (0 when it has none)."""
         try:

@@ -195,12 +195,13 @@ def turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
 
 
 def turn_pages(
-    db: sqlite3.Connection, session_id: str, page_size: int = 64
+    db: sqlite3.Connection, session_id: str, page_size: int = 64, *, state: str | None = None
 ) -> Iterator[list[StoredTurn]]:
-    """The session's turns, oldest first, `page_size` at a time (a replay holds one page)."""
+    """The session's turns (only those in `state` if given), oldest first, `page_size` at a
+    time (a replay holds one page)."""
     after = -1
     while True:
-        page = _turn_page(db, session_id, after, page_size)
+        page = _turn_page(db, session_id, after, page_size, state)
         if not page:
             return
         yield page
@@ -214,12 +215,14 @@ def last_ordinal(db: sqlite3.Connection, session_id: str) -> int:
     return int(ordinal)
 
 
-def _turn_page(db: sqlite3.Connection, session_id: str, after: int, limit: int) -> list[StoredTurn]:
+def _turn_page(
+    db: sqlite3.Connection, session_id: str, after: int, limit: int, state: str | None
+) -> list[StoredTurn]:
     rows = db.execute(
         "SELECT seq, ordinal, turn_id, id_prefix, state, superseded, prompt, stop_reason, note,"
-        " started_at, ended_at FROM turns WHERE session_id = ? AND seq > ? ORDER BY seq"
-        " LIMIT ?",
-        (session_id, after, limit),
+        " started_at, ended_at FROM turns WHERE session_id = ? AND seq > ?"
+        " AND (? IS NULL OR state = ?) ORDER BY seq LIMIT ?",
+        (session_id, after, state, state, limit),
     ).fetchall()
     if not rows:
         return []
