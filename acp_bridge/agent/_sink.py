@@ -7,6 +7,10 @@ message, which an editor shows identically. Every other update (tool calls, a re
 and every permission prompt first waits until the queued chunks are written, so the order
 on the wire is the order of the turn. Leaving `running()` writes everything still queued:
 the prompt response always comes after the turn's last update (AGENT-ORDER-001).
+
+The queue is bounded (`MAX_QUEUED_CHARS`): once that much text waits, `send_update` waits
+for the writer, so an editor that stops reading stops the turn from reading the model, and
+the provider's socket fills instead of our memory (backpressure, ROBUST-BP-001).
 """
 
 from __future__ import annotations
@@ -33,7 +37,16 @@ from acp_bridge.turn import (
     TurnUpdate,
 )
 
-__all__ = ["ChunkBuffer", "PeerTurnSink", "chunk_params", "send_session_update"]
+__all__ = [
+    "MAX_QUEUED_CHARS",
+    "ChunkBuffer",
+    "PeerTurnSink",
+    "chunk_params",
+    "send_session_update",
+]
+
+MAX_QUEUED_CHARS = 1024 * 1024
+"""Most chunk text queued behind a busy writer before the turn waits for the editor."""
 
 _FLUSH_ON_EXIT = 30.0
 _log = logging.getLogger("acp_bridge.agent")
@@ -67,10 +80,12 @@ def chunk_params(session_id: str, chunk: AgentText | AgentThought) -> JsonObject
 class ChunkBuffer:
     """Queued chunks, consecutive ones of the same kind and message merged (sans-IO)."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "size")
 
     def __init__(self) -> None:
         self._items: list[tuple[type[AgentText | AgentThought], str, list[str]]] = []
+        self.size = 0
+        """Characters queued."""
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -78,6 +93,7 @@ class ChunkBuffer:
     def add(self, chunk: AgentText | AgentThought) -> None:
         kind = type(chunk)
         items = self._items
+        self.size += len(chunk.text)
         # Compared field by field (no tuple slices): this runs once per queued chunk.
         if items and items[-1][0] is kind and items[-1][1] == chunk.message_id:
             items[-1][2].append(chunk.text)
@@ -86,6 +102,7 @@ class ChunkBuffer:
 
     def take(self) -> list[AgentText | AgentThought]:
         items, self._items = self._items, []
+        self.size = 0
         return [kind(text="".join(parts), message_id=mid) for kind, mid, parts in items]
 
 
@@ -180,6 +197,8 @@ class PeerTurnSink:
             if self._idle.is_set():
                 self._idle = anyio.Event()
             self._wake.set()
+            if self._buffer.size >= MAX_QUEUED_CHARS:
+                await self.flush()  # backpressure: wait for the editor to read (ROBUST-BP-001)
             return
         await self.flush()
         if isinstance(update, AgentText | AgentThought):

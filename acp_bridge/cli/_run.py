@@ -62,6 +62,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
                     idle_timeout=settings.idle_timeout,
                     first_token_timeout=settings.first_token_timeout,
                     max_tokens=settings.max_tokens,
+                    max_output_bytes=settings.max_output_bytes,
                     trace=trace.provider if trace else None,
                 )
             )

@@ -158,6 +158,15 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
     ),
     Setting(
+        "max_output_bytes",
+        None,
+        "ACP_BRIDGE_MAX_OUTPUT_BYTES",
+        "int",
+        "`67108864`",
+        "most bytes one model call may stream before it is stopped (64 MiB)",
+        minimum=1,
+    ),
+    Setting(
         "max_wait",
         "--max-wait",
         "ACP_BRIDGE_MAX_WAIT",

@@ -71,6 +71,7 @@ class BridgeSettings:
     first_token_timeout: float = 120.0
     max_attempts: int = 4
     max_tokens: int = 8192
+    max_output_bytes: int = 64 * 1024 * 1024
     max_wait: float = 180.0
     stall_notice_after: float = 15.0
     context_window: int | None = None

@@ -88,6 +88,7 @@ class ProviderSettings:
     first_token_timeout: float | None = 300.0
     connect_timeout: float = 10.0
     max_tokens: int | None = None
+    max_output_bytes: int = 64 * 1024 * 1024
     thinking_budget: int | None = None
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     script_path: str | None = None
@@ -157,6 +158,7 @@ def settings_for(
     first_token_timeout: float | None = 300.0,
     connect_timeout: float = 10.0,
     max_tokens: int | None = None,
+    max_output_bytes: int = 64 * 1024 * 1024,
     thinking_budget: int | None = None,
     extra_headers: Mapping[str, str] | None = None,
     script_path: str | None = None,
@@ -179,6 +181,7 @@ def settings_for(
         first_token_timeout=first_token_timeout,
         connect_timeout=connect_timeout,
         max_tokens=max_tokens,
+        max_output_bytes=max_output_bytes,
         thinking_budget=thinking_budget,
         extra_headers=dict(extra_headers or {}),
         script_path=script_path,
@@ -216,6 +219,7 @@ def create_provider(
                 connect_timeout=settings.connect_timeout,
                 extra_headers=settings.extra_headers,
                 max_tokens=settings.max_tokens,
+                max_output_bytes=settings.max_output_bytes,
                 thinking_budget=settings.thinking_budget,
                 trace=settings.trace,
             )

@@ -87,7 +87,10 @@ def test_kill_9_of_the_bridge_kills_the_running_command_before_its_effect(
             ):
                 break
         shell = int(_read_fifo(fifo))  # the command runs now, its effect 3 s away
-        import subprocess as _sp; print(_sp.run(["ps","-ef","--forest"],capture_output=True,text=True).stdout[-3000:]); print(editor.process.stderr_text()[-2000:])
+        import subprocess as _sp
+
+        print(_sp.run(["ps", "-ef", "--forest"], capture_output=True, text=True).stdout[-3000:])
+        print(editor.process.stderr_text()[-2000:])
         editor.kill()  # SIGKILL, reaped
     _wait_exit(shell)
     assert not (work / "effect.txt").exists(), "the command outlived the bridge"

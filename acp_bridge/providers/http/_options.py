@@ -36,6 +36,8 @@ class HttpProviderOptions:
         write_timeout: seconds to send the request body.
         extra_headers: added to every request (after the provider's own headers).
         max_tokens: output token limit sent to the model (None: the provider's default).
+        max_output_bytes: most bytes of one model call's stream; past it the call is stopped
+            with a final error naming the setting (ROBUST-OUT-001).
         thinking_budget: reasoning token budget for Anthropic and Gemini (None: off).
         include_usage: ask OpenAI-compatible servers for the final usage chunk.
         trace: called with a JSON record for every request and received event.
@@ -50,6 +52,7 @@ class HttpProviderOptions:
     write_timeout: float = 30.0
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     max_tokens: int | None = None
+    max_output_bytes: int = 64 * 1024 * 1024
     thinking_budget: int | None = None
     include_usage: bool = True
     trace: TraceSink | None = field(default=None, repr=False, compare=False)

@@ -160,6 +160,7 @@ class HttpTransport:
                 encoded = response.headers.get("content-encoding", "identity") != "identity"
                 chunks = response.aiter_bytes() if encoded else response.aiter_raw()
                 tracing = self._options.trace is not None  # frozen options: checked once
+                budget = self._options.max_output_bytes  # ROBUST-OUT-001: bytes left
                 semantic = False
                 quiet_since = math.inf
                 while True:
@@ -176,6 +177,10 @@ class HttpTransport:
                             chunk = await anext(chunks, None)
                         if scope.cancelled_caught:
                             raise self._first_token_timeout(phase)
+                    if chunk is not None:
+                        budget -= len(chunk)
+                        if budget < 0:
+                            raise self._output_cap()
                     items = sse.end() if chunk is None else sse.feed(chunk)
                     produced = False
                     for item in items:
@@ -307,6 +312,17 @@ class HttpTransport:
             FaultKind.STREAM_INTERRUPTED,
             f"{self._provider}: the stream from {where} broke ({detail})",
             phase=Phase.STREAM,
+        )
+
+    def _output_cap(self) -> ModelStreamError:
+        limit = self._options.max_output_bytes
+        return ModelStreamError(  # final: the same request would stream as much again
+            FaultKind.PROVIDER_ERROR,
+            f"{self._provider}: the model call streamed more than max_output_bytes ({limit} "
+            "bytes) and was stopped; raise max_output_bytes (ACP_BRIDGE_MAX_OUTPUT_BYTES or "
+            "the config key max_output_bytes) if the model really writes that much",
+            phase=Phase.STREAM,
+            retryable=False,
         )
 
     def _trace_request(self, request: httpx.Request, body: JsonObject, attempt: int) -> None:
