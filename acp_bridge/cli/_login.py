@@ -49,6 +49,25 @@ def _ask_base_url(provider: str, stdin: TextIO, out: TextIO) -> str | None:
     return stdin.readline().strip() or None
 
 
+def _read_key(provider: str, stdin: TextIO, out: TextIO) -> str:
+    """Hidden input on a terminal; from a pipe (`... | acp-bridge login`) the first line, with
+    no warning about echo (there is no terminal to echo on)."""
+    if _is_terminal(stdin):
+        return getpass.getpass(f"Paste the {provider} API key (input hidden): ", stream=out)
+    out.write(f"Reading the {provider} API key from standard input\n")
+    line = stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def _env_var_set(provider: str) -> str | None:
     import os
 
@@ -74,7 +93,7 @@ def main_login(
             return 2
         base_url = _ask_base_url(provider, stdin, out)
     try:
-        key = getpass.getpass(f"Paste the {provider} API key (input hidden): ", stream=out)
+        key = _read_key(provider, stdin, out)
     except (EOFError, KeyboardInterrupt):
         out.write("\nacp-bridge login: cancelled, nothing stored\n")
         return 1

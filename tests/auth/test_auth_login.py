@@ -88,3 +88,29 @@ def test_logout_removes_the_stored_key_and_says_the_variable_still_wins(tmp_path
     assert load_keys(path) == {}
     assert not path.exists()
     assert os.listdir(path.parent) == []  # no temporary file left behind
+
+
+@pytest.mark.requirement("AUTH-LOGIN-001")
+def test_a_key_piped_into_login_is_tested_and_stored_without_a_terminal(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path / "home")
+    with model_server(key=GOOD) as server:
+        out = run_bounded(
+            [
+                sys.executable,
+                "-m",
+                "acp_bridge",
+                "login",
+                "--provider",
+                "openai",
+                "--base-url",
+                server.base_url,
+            ],
+            env=env,
+            input=f"{GOOD}\n".encode(),
+        )
+    assert out.returncode == 0, out
+    text = out.stderr.decode()
+    assert "Warning" not in text
+    assert GOOD not in text
+    assert "Logged in to openai" in text
+    assert load_keys(credentials_path(env)) == {"openai": GOOD}
