@@ -33,6 +33,7 @@ from acp_bridge.agent._durable import DurableSessions, restore, session_record, 
 from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._initialize import initialize
+from acp_bridge.agent._instructions import load_instructions, system_prompt
 from acp_bridge.agent._mcp import McpSessions
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
@@ -475,9 +476,19 @@ class Agent:
         )
 
     def _system_prompt(self, session: Session) -> str:
-        base = self._config.system_prompt or ""
-        where = f"The user's workspace is {session.cwd}; relative paths resolve against it."
-        return f"{base}\n\n{where}".strip()
+        """INSTR-001: the base, the user's addition, the directories, project instructions."""
+        instructions = load_instructions(session.roots)
+        if session.live is not None and not session.instructions_told:
+            session.instructions_told = True  # INSTR-003: told once per session here
+            session.live.announce(instructions.notice())
+        config = self._config
+        return system_prompt(
+            config.system_prompt,
+            config.append_system_prompt,
+            session.cwd,
+            session.additional_directories,
+            instructions,
+        )
 
     async def session_cancel(self, params: JsonValue) -> None:
         try:

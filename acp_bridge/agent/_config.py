@@ -35,7 +35,9 @@ class AgentConfig:
         auth: how the key is looked up now and how the user logs in (spec/authentication.md);
             None infers it from `missing_key_vars` (the key is then not looked up again).
         state_dir: where the effect ledger (and sessions) live.
-        system_prompt: the system instruction sent with every model call.
+        system_prompt: the base system instruction sent with every model call (the user's
+            `system_prompt` replaces the built-in one); `append_system_prompt` follows it,
+            then the workspace and the project instructions (spec/daily-use.md#instr-001).
         retry_policy: the turn engine's retry policy.
         commands: slash commands offered after session/new.
         tools: the tools offered to the model.
@@ -56,3 +58,4 @@ class AgentConfig:
     max_model_calls: int = 32
     context_window: int | None = None
     mcp_limits: McpLimits = field(default_factory=McpLimits)
+    append_system_prompt: str | None = None

@@ -8,7 +8,7 @@ facts are in the log and in the prompt response's `_meta`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from acp_bridge import protocol as acp
@@ -78,6 +78,16 @@ class LiveUpdates:
     context_window: int | None = None
     used: int = 0
     cost: float | None = None
+    pending: list[UserNotice] = field(default_factory=list)
+
+    def announce(self, notice: UserNotice | None) -> None:
+        """Queues a notice for the start of the next turn (what was loaded for it)."""
+        if notice is not None:
+            self.pending.append(notice)
+
+    def take_pending(self) -> list[UserNotice]:
+        pending, self.pending = self.pending, []
+        return pending
 
     def window(self) -> tuple[int, str]:
         if self.context_window is not None:

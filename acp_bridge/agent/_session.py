@@ -51,6 +51,7 @@ class Session:
     idle: anyio.Event = field(default_factory=anyio.Event)
     closed: bool = False
     live: LiveUpdates | None = None
+    instructions_told: bool = False
 
     def __post_init__(self) -> None:
         self.idle.set()

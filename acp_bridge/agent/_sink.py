@@ -144,6 +144,8 @@ class PeerTurnSink:
         async with anyio.create_task_group() as tg:
             await tg.start(self._writer)
             try:
+                for notice in self._live.take_pending():
+                    await self.send_update(notice)
                 yield self
             except Exception as exc:
                 failure = exc

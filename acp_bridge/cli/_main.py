@@ -73,7 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
         "before-finish (first attempt only unless @attempts=N)",
     )
     parser.add_argument(
-        "--system-prompt", dest="system_prompt", help="system instruction for the model"
+        "--system-prompt",
+        dest="system_prompt",
+        help="system instruction for the model (replaces the built-in one)",
+    )
+    parser.add_argument(
+        "--append-system-prompt",
+        dest="append_system_prompt",
+        help="text added after the system instruction (project instructions follow it)",
     )
     parser.add_argument(
         "--log-level",

@@ -92,6 +92,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
             else None,
         ),
         context_window=settings.context_window,
+        append_system_prompt=settings.append_system_prompt,
         commands=commands,
     )
 

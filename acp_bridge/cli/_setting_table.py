@@ -110,7 +110,16 @@ SETTINGS: tuple[Setting, ...] = (
         "ACP_BRIDGE_SYSTEM_PROMPT",
         "str",
         "a short coding-agent instruction",
-        "the system instruction sent to the model",
+        "the system instruction sent to the model (replaces the built-in one)",
+    ),
+    Setting(
+        "append_system_prompt",
+        "--append-system-prompt",
+        "ACP_BRIDGE_APPEND_SYSTEM_PROMPT",
+        "str",
+        "none",
+        "text added after the system instruction; the workspace's AGENTS.md, CLAUDE.md and "
+        "GEMINI.md (and those of the additional directories) follow it, size-bounded",
     ),
     Setting(
         "max_line_bytes",

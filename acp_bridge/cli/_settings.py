@@ -66,6 +66,7 @@ class BridgeSettings:
     log_level: str = "warning"
     inject_fault: str | None = None
     system_prompt: str | None = None
+    append_system_prompt: str | None = None
     max_line_bytes: int = 50 * 1024 * 1024
     idle_timeout: float = 60.0
     first_token_timeout: float = 120.0

@@ -46,11 +46,12 @@ from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall
 from acp_bridge.turn._clean import clean_assistant_turn, clean_results, repaired_chunk
 from acp_bridge.turn._history import repair_history
 from acp_bridge.turn._ledger import EffectLedger
+from acp_bridge.turn._loop_guard import LoopGuard, screen
 from acp_bridge.turn._permission import PermissionGate, PermissionMemory, SessionMode
 from acp_bridge.turn._reset import ChunkPresenter
 from acp_bridge.turn._retry import GiveUp, RetryPolicy, TurnFailed
 from acp_bridge.turn._tool_calls import ToolCallBatch, ToolRun
-from acp_bridge.turn._updates import TurnSink
+from acp_bridge.turn._updates import AgentText, TurnSink
 from acp_bridge.turn._usage import usage_report
 from acp_bridge.turn._watch import ProgressWatch, retry_notice, wait_exceeded
 
@@ -230,6 +231,7 @@ class Turn:
             before_run=self.journal.tool_call_starting,
         )
         self._awaiting: Sequence[ToolCall] | None = None
+        self.guard = LoopGuard()
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The tools offered to the next model call, in the mode in force now."""
@@ -290,12 +292,19 @@ class Turn:
             if not calls:
                 return StopReason.END_TURN
             self._awaiting = calls
-            proceed = await self.batch.handle(calls)  # TURN-002: after the finish only
+            screened = screen(self.guard, calls)  # LOOP-001: identical calls in a row
+            proceed = await self.batch.handle(screened.run)  # TURN-002: after the finish only
+            self.batch.results.extend(screened.refused)
             results = self._paired(calls)
             self._awaiting = None  # before journaling: a failing journal must not pair twice
             self._keep_results(results)
             if not proceed:
                 return StopReason.CANCELLED
+            if screened.stop is not None:  # LOOP-002: it went on; the user is told why
+                await self.request.sink.send_update(
+                    AgentText(screened.stop, f"{self.id_prefix}-loop")
+                )
+                return StopReason.MAX_TURN_REQUESTS
 
     async def _model_call(self) -> Attempt:
         """Attempts until one completes; raises `TurnFailed` when retrying cannot help."""

@@ -57,7 +57,8 @@ async def test_plan_is_shown_without_permission_and_replayed(tmp_path: Path) -> 
         replayed = ed.updates(session)
     assert plans(replayed) == [STEPS]
     call = next(u for u in replayed if u["sessionUpdate"] == "tool_call")
-    assert call["kind"] == "think" and call["title"] == "Update plan (1 of 3 done)"
+    assert call["kind"] == "think"
+    assert call["title"] == "Update plan (1 of 3 done)"
 
 
 @pytest.mark.requirement("PLAN-003")
@@ -78,7 +79,9 @@ async def test_a_bad_plan_is_refused_with_what_to_fix(tmp_path: Path) -> None:
 @pytest.mark.requirement("PLAN-003")
 def test_the_tool_is_offered_and_described() -> None:
     tool = default_tools().get("update_plan")
-    assert tool is not None and not tool.side_effect
-    assert "whole list" in tool.description and "in_progress" in tool.description
+    assert tool is not None
+    assert not tool.side_effect
+    assert "whole list" in tool.description
+    assert "in_progress" in tool.description
     item = tool.parameters["properties"]["entries"]["items"]  # type: ignore[index]
     assert item["required"] == ["content", "priority", "status"]  # type: ignore[index]

@@ -158,7 +158,8 @@ async def test_usage_reported_before_a_break_is_passed_on(kind: str) -> None:
                 provider.stream(REQUEST),
                 on_event=lambda e: release.set() if isinstance(e, Usage) else None,
             )
-    assert error is not None and error.kind is FaultKind.STREAM_INTERRUPTED
+    assert error is not None
+    assert error.kind is FaultKind.STREAM_INTERRUPTED
     assert [e for e in events if isinstance(e, Usage)] == [expected]
 
 
