@@ -54,6 +54,7 @@ def run(scenario: str, chunks: int, window: float) -> int:
     server = SseServer()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        (work / "config.toml").write_text("")
         argv = agent_argv("bridge", server.base_url, work)
         proc = subprocess.Popen(
             argv,
