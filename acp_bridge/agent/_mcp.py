@@ -97,7 +97,7 @@ class McpSessions:
 
         group = SessionServers([server_spec(s, cwd) for s in servers], report, self._limits)
         self._sessions[session_id] = group
-        self._background.start_soon(group.run)
+        self._background.start_soon(group.run, announced)  # once the response is written
 
     async def tools_for(self, session_id: str, own: Iterable[Tool]) -> dict[str, Tool]:
         """The tools a prompt offers; waits (bounded) for the session's pending servers."""

@@ -1,9 +1,10 @@
 """The MCP servers of one session: started together, waited for with a bound, stopped together.
 
 `SessionServers.run` connects every server concurrently in its own task group and returns once
-all have stopped (MCP-LIFE-001); `session/new` does not wait for it. The first prompt waits for
-pending connections at most `ready_timeout` seconds (MCP-LIFE-002); a server still pending then
-is left out of that turn and joins the next. `stop()` ends them all (MCP-LIFE-003).
+all have stopped (MCP-LIFE-001); `session/new` does not wait for it, and the agent starts it
+once the response is on the wire (the SDK is imported off the event loop). The first prompt
+waits for pending connections at most `ready_timeout` seconds (MCP-LIFE-002); a server still
+pending then is left out of that turn and joins the next. `stop()` ends them all (MCP-LIFE-003).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio
+import anyio.to_thread
 
 from acp_bridge.mcp._connection import Report, ServerConnection, ServerSpec
 from acp_bridge.mcp._tool import McpTool
@@ -45,8 +47,15 @@ class SessionServers:
         self.stopped = anyio.Event()
         self._stopping = False
 
-    async def run(self) -> None:
+    async def run(self, after: anyio.Event | None = None) -> None:
+        """Connects every server; `after`: what to wait for first (the setup response)."""
         try:
+            if after is not None:
+                with anyio.move_on_after(30):
+                    await after.wait()
+            # The SDK's import takes a while (pydantic models): off the event loop, so the
+            # editor's other traffic keeps flowing meanwhile.
+            await anyio.to_thread.run_sync(_import_sdk)
             async with anyio.create_task_group() as tg:
                 for connection in self.connections:
                     if self._stopping:
@@ -67,6 +76,13 @@ class SessionServers:
 
     def tools(self) -> list[McpTool]:
         return [t for c in self.connections if c.state == "ready" for t in c.tools]
+
+
+def _import_sdk() -> None:
+    import importlib
+
+    for name in ("mcp", "mcp.client.stdio", "mcp.client.sse", "mcp.client.streamable_http"):
+        importlib.import_module(name)
 
 
 def _unique(specs: Sequence[ServerSpec]) -> list[ServerSpec]:
