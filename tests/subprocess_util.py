@@ -60,7 +60,7 @@ def bridge_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "acp_bridge", *args]
 
 
-def console_script(name: str = "acp-bridge") -> Path:
+def console_script(name: str = "acp-bridge-agent") -> Path:
     """The installed console script beside this interpreter (the venv's bin folder)."""
     return Path(sys.executable).parent / name
 

@@ -1,4 +1,4 @@
-"""The command line: `acp-bridge` (serve ACP on stdio) and `acp-bridge demo`."""
+"""The command line: `acp-bridge-agent` (serve ACP on stdio) and `acp-bridge-agent demo`."""
 
 from acp_bridge.cli._main import build_parser, main
 from acp_bridge.cli._settings import BridgeSettings, SettingsError, resolve

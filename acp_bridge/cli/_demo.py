@@ -1,4 +1,4 @@
-"""`acp-bridge demo`: a real acp-bridge process, driven the way an editor drives it.
+"""`acp-bridge-agent demo`: a real acp-bridge process, driven the way an editor drives it.
 
 It spawns `python -m acp_bridge` (scripted model: no key, no network; a temporary workspace
 and state directory) with the reference client (`acp_bridge.client`), plays a few built-in
@@ -79,7 +79,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acp-bridge demo",
+        prog="acp-bridge-agent demo",
         description="Spawn acp-bridge as an editor does and show what editors display for a "
         "normal answer and for broken, retried model streams.",
     )
@@ -411,7 +411,7 @@ async def run_demo(
 
 
 def main_demo(argv: Sequence[str] | None = None) -> int:
-    """`acp-bridge demo [--scenario NAME]... [--no-color] [--json]`."""
+    """`acp-bridge-agent demo [--scenario NAME]... [--no-color] [--json]`."""
     options = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
 
     async def main() -> int:

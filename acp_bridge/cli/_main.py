@@ -28,16 +28,16 @@ _log = logging.getLogger("acp_bridge")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acp-bridge",
+        prog="acp-bridge-agent",
         description="A retry-safe Agent Client Protocol (ACP v1) agent over stdio. "
         "Editors launch it; it streams a model's answer and runs its tool calls "
         "through the editor. With no model configured it plays built-in scripts.",
-        epilog="Subcommands: `acp-bridge demo` shows a broken stream retried, as editors see "
-        "it; `acp-bridge conformance` grades an editor's reducer or client against the kit; "
-        "`acp-bridge login` / `logout` store or remove a provider's API key; "
-        "`acp-bridge doctor` checks the configuration, the key, the provider and the state "
-        "directory. Settings: flags over ACP_BRIDGE_* environment variables over the config "
-        "file.",
+        epilog="Subcommands: `acp-bridge-agent demo` shows a broken stream retried, as "
+        "editors see it; `acp-bridge-agent conformance` grades an editor's reducer or client "
+        "against the kit; `acp-bridge-agent login` / `logout` store or remove a provider's API "
+        "key; `acp-bridge-agent doctor` checks the configuration, the key, the provider and "
+        "the state directory. Settings: flags over ACP_BRIDGE_* environment variables over the "
+        "config file.",
     )
     parser.add_argument(
         "command",

@@ -9,11 +9,11 @@
 # (--approve-all), prints the session as it streams and exits when the turn ends.
 #
 # ACPX        how to run acpx (default: npx --yes acpx@0.19.1; Node.js 20 or newer)
-# ACP_BRIDGE  the agent command line (default: acp-bridge, the installed console script),
-#             e.g. ACP_BRIDGE="acp-bridge --provider openai --model gpt-4.1-mini"
+# ACP_BRIDGE  the agent command line (default: acp-bridge-agent, the installed console script),
+#             e.g. ACP_BRIDGE="acp-bridge-agent --provider openai --model gpt-4.1-mini"
 set -eu
 ACPX=${ACPX:-"npx --yes acpx@0.19.1"}
-ACP_BRIDGE=${ACP_BRIDGE:-acp-bridge}
+ACP_BRIDGE=${ACP_BRIDGE:-acp-bridge-agent}
 if [ "$#" -eq 0 ]; then
   set -- "/hello"
 fi

@@ -38,7 +38,7 @@
   "acp-bridge for agent-shell."
   :group 'agent-shell)
 
-(defcustom acp-bridge-agent-shell-command '("acp-bridge")
+(defcustom acp-bridge-agent-shell-command '("acp-bridge-agent")
   "Command and arguments that start acp-bridge."
   :type '(repeat string))
 

@@ -3,7 +3,7 @@
 -- lua/ folder), then call this from your init.lua. Tested headless against the real
 -- CodeCompanion chat by tests/samples/test_samples_editor_plugins.py.
 require("acp_bridge.codecompanion").setup({
-  -- command = { "acp-bridge", "--provider", "openai", "--model", "gpt-4.1" },
+  -- command = { "acp-bridge-agent", "--provider", "openai", "--model", "gpt-4.1" },
   codecompanion = {
     -- your other CodeCompanion settings
   },

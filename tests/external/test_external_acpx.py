@@ -282,7 +282,7 @@ def test_the_acpx_editor_sample_runs(tmp_path: Path) -> None:
     """editor_samples/acpx/acp-bridge.sh, exactly as shipped, with the local acpx."""
     sample = REPO / "editor_samples" / "acpx" / "acp-bridge.sh"
     assert console_script().exists(), (
-        f"the acp-bridge console script is not installed beside {console_script()}"
+        f"the acp-bridge-agent console script is not installed beside {console_script()}"
     )
     workspace = tmp_path / "workspace"
     workspace.mkdir()

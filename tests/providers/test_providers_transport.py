@@ -113,7 +113,9 @@ async def test_failures_before_the_response_are_connect_phase(close: bool, kind:
 async def test_first_token_timeout_with_a_head_but_no_body() -> None:
     release = anyio.Event()
     async with LoopbackServer([Reply(steps=(WaitFor(release),))]) as server:
-        async with provider(server.base_url, idle_timeout=5.0, first_token_timeout=0.2) as model:
+        # The timeout runs from the request, so it must outlast the loopback head by far,
+        # also on a loaded machine (0.2 s once expired before the head: phase "connect").
+        async with provider(server.base_url, idle_timeout=30.0, first_token_timeout=2.0) as model:
             events, error = await drain(model.stream(REQUEST))
         release.set()
     assert events == []

@@ -1,6 +1,6 @@
 """The launch configurations in editor_samples/ name a real command with arguments it accepts.
 
-For each sample: the file parses, the command is the installed `acp-bridge` console script (or
+For each sample: the file parses, the command is the installed `acp-bridge-agent` console script (or
 `python -m acp_bridge`), and the arguments pass the bridge's own command-line parser and
 settings resolution. The Zed and JetBrains entries are also started exactly as configured and
 must answer `initialize`; the acpx sample is run by tests/external/test_external_acpx.py.
@@ -57,9 +57,10 @@ def assert_accepted(args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyP
 def assert_names_the_bridge(command: list[str]) -> list[str]:
     """`command` runs acp-bridge; returns its arguments."""
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    if command[0] == "acp-bridge":
-        assert scripts.get("acp-bridge") == "acp_bridge.cli:main"
-        assert console_script().exists(), f"acp-bridge is not installed at {console_script()}"
+    name = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["name"]
+    if command[0] == name:  # the console script named like the distribution (spec/release.md)
+        assert scripts.get(name) == "acp_bridge.cli:main"
+        assert console_script().exists(), f"{name} is not installed at {console_script()}"
         return command[1:]
     assert Path(command[0]).name.startswith("python"), command
     assert command[1:3] == ["-m", "acp_bridge"], command

@@ -38,7 +38,7 @@
 (defun acp-bridge-test--command ()
   "The bridge command under test, from ACP_BRIDGE_TEST_COMMAND."
   (split-string-and-unquote
-   (or (getenv "ACP_BRIDGE_TEST_COMMAND") "acp-bridge")))
+   (or (getenv "ACP_BRIDGE_TEST_COMMAND") "acp-bridge-agent")))
 
 (defun acp-bridge-test--wait (what predicate)
   "Process output until PREDICATE holds; fail naming WHAT after the timeout."

@@ -16,7 +16,7 @@
 
 local M = {}
 
-M.command = { "acp-bridge" }
+M.command = { "acp-bridge-agent" }
 
 ---@type table<integer, table> ACP chat handler of each chat buffer with a prompt in flight
 local handlers = setmetatable({}, { __mode = "v" })
