@@ -11,6 +11,8 @@ import os
 import random
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -207,48 +209,83 @@ def _next_turn(state: Path, session_id: str | None) -> tuple[int, bool]:
     return marker + 1, False
 
 
-@pytest.mark.requirement("SESS-023")
-def test_kill_9_at_random_points_never_runs_an_effect_twice(
-    tmp_path: Path, workspace: Path
-) -> None:
-    state, home = tmp_path / "state", tmp_path / "home"
-    rng = random.Random(20261130)
+@dataclass
+class _Chain:
+    """One editor's run of kill -9s against one session: bridge processes one after another,
+    each killed at a chosen point, or left to complete its turn."""
+
+    name: str
+    workspace: Path
+    seed: int
     session_id: str | None = None
-    kills = reruns = completed = 0
-    for iteration in range(50):
-        marker, rerun = _next_turn(state, session_id)
-        script = _marker_script(tmp_path / f"turn-{marker}.json", marker)
+    kills: int = 0
+    reruns: int = 0
+    completed: int = 0
+
+
+def _kill_chain(chain: _Chain, state: Path, home: Path, scripts: Path, iterations: int) -> None:
+    rng = random.Random(chain.seed)
+    # Every kill point 0..14 (messages read before the kill) comes up once per 15 prompts,
+    # in a seeded order; points past the turn's last message let it complete.
+    points = [point for _ in range(iterations // 15 + 1) for point in rng.sample(range(15), 15)]
+    for iteration in range(iterations):
+        marker, rerun = _next_turn(state, chain.session_id)
+        script = _marker_script(scripts / f"{chain.name}-turn-{marker}.json", marker)
         with StdioEditor(state, home, "--script", str(script)) as editor:
             editor.initialize()
             try:
-                if session_id is None:
-                    session_id = editor.new_session(workspace)
+                if chain.session_id is None:
+                    chain.session_id = editor.new_session(chain.workspace)
                 else:
                     if rng.random() < 0.15:  # sometimes die during the replay
                         editor.kill_after = len(editor.received) + rng.randint(1, 6)
-                    reply, replayed = editor.load(session_id, workspace)
+                    reply, replayed = editor.load(chain.session_id, chain.workspace)
                     assert "result" in reply, reply
                     assert not any((u.get("_meta") or {}).get("reset") for u in replayed)
                     if rerun:
                         assert replayed[-1]["content"]["text"] == INTERRUPTED_NOTE
-                editor.kill_after = len(editor.received) + rng.randint(0, 14)
-                answer = editor.prompt(session_id, f"turn {marker}")
+                editor.kill_after = len(editor.received) + points[iteration]
+                answer = editor.prompt(chain.session_id, f"turn {marker}")
             except Killed:
-                kills += 1
+                chain.kills += 1
                 continue
-            assert answer["result"]["stopReason"] == "end_turn", (iteration, answer)
+            assert answer["result"]["stopReason"] == "end_turn", (chain.name, iteration, answer)
             turn_id = answer["result"]["_meta"]["acpBridge"]["turnId"]
-            assert turn_id == f"{session_id}-turn{marker}"
-            reruns += rerun
-            completed += 1
+            assert turn_id == f"{chain.session_id}-turn{marker}"
+            chain.reruns += rerun
+            chain.completed += 1
             editor.stop()
-    markers = _lines(workspace / "effects.log")
-    assert len(markers) == len(set(markers)), f"an effect ran twice: {markers}"
-    assert kills >= 30, (kills, completed, reruns)
-    assert completed >= 5, (kills, completed, reruns)
-    with EffectLedger(state) as ledger:
-        keyed = {r.turn_id for r in ledger.records()}
-    assert {f"{session_id}-turn{m}" for m in markers} <= keyed
+
+
+@pytest.mark.requirement("SESS-023")
+def test_kill_9_at_random_points_never_runs_an_effect_twice(tmp_path: Path) -> None:
+    """Two editors, each with its own session and workspace on one state directory, kill
+    their bridge processes at every point of a turn (each chain meets every kill point 0..14
+    once, then three more), 18 processes each. The two chains run side by side (threads that
+    only wait on their processes), so the database also sees two processes writing, and
+    killed, at once; on an idle 2-core machine that halves the wall time."""
+    state, home = tmp_path / "state", tmp_path / "home"
+    chains = []
+    for name, seed in (("a", 20261130), ("b", 20261201)):
+        work = tmp_path / f"work-{name}"
+        work.mkdir()
+        chains.append(_Chain(name, work, seed))
+    with ThreadPoolExecutor(max_workers=len(chains)) as pool:
+        running = [
+            pool.submit(_kill_chain, chain, state, home / chain.name, tmp_path, 18)
+            for chain in chains
+        ]
+        for future in running:
+            future.result(timeout=900)  # re-raises a chain's failure
+    for chain in chains:
+        markers = _lines(chain.workspace / "effects.log")
+        assert len(markers) == len(set(markers)), f"an effect ran twice in {chain}: {markers}"
+        assert chain.kills >= 10, chain
+        assert chain.completed >= 3, chain
+        with EffectLedger(state) as ledger:
+            keyed = {r.turn_id for r in ledger.records()}
+        assert {f"{chain.session_id}-turn{m}" for m in markers} <= keyed
+    assert sum(chain.reruns for chain in chains) >= 1, chains
     with SessionStore(state) as store:
         integrity = store._db.execute("PRAGMA integrity_check").fetchone()
     assert integrity == ("ok",)
