@@ -26,7 +26,7 @@ __all__ = ["main_conformance"]
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acp-bridge conformance",
+        prog="acp-bridge-agent conformance",
         description="Grade an editor's handling of acp-bridge's retried streams "
         "(spec/editor-conformance.md).",
     )
@@ -70,7 +70,7 @@ def _selected(names: Sequence[str]) -> tuple[Fixture, ...]:
     unknown = [n for n in names if n not in by_name]
     if unknown:
         raise FixtureError(
-            f"unknown scenario {unknown[0]!r}; `acp-bridge conformance list` names them all"
+            f"unknown scenario {unknown[0]!r}; `acp-bridge-agent conformance list` names them all"
         )
     return tuple(by_name[n] for n in names)
 

@@ -96,7 +96,7 @@ def test_list_show_export_and_usage_errors(tmp_path: Path) -> None:
     assert all(set(json.loads(line)) == {"from", "message"} for line in lines)
     unknown = _run("show", "no-such-scenario")
     assert unknown.returncode == 2
-    assert "acp-bridge conformance list" in unknown.stderr
+    assert "acp-bridge-agent conformance list" in unknown.stderr
     missing = _run("grade-reducer")
     assert missing.returncode == 2
     assert "after `--`" in missing.stderr
