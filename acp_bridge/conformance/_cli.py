@@ -6,6 +6,7 @@
     acp-bridge conformance grade-reducer [--json] -- CMD ...
     acp-bridge conformance grade-client [--json] [--text] -- CMD ...
     acp-bridge conformance reduce [--mode MODE]      # the reference reducer as an adapter
+    acp-bridge conformance table [DIR]               # the graded-clients table (Markdown)
     acp-bridge conformance regenerate [DIR]          # maintainers: fixtures from the bridge
 
 Exit status: 0 when everything graded passes, 1 when something fails, 2 on a usage error.
@@ -19,7 +20,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_bridge.conformance._fixture import Fixture, FixtureError, load_fixtures, wire_lines
+from acp_bridge.conformance._fixture import (
+    Fixture,
+    FixtureError,
+    fixture_dir,
+    load_fixtures,
+    wire_lines,
+)
 
 __all__ = ["main_conformance"]
 
@@ -52,11 +59,17 @@ def _parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="the client prints what the user reads (plain text), not a JSON view",
             )
+        grade.add_argument("--record", type=Path, help="also write the graded result file")
+        grade.add_argument("--client", help="the client's name, for --record")
+        grade.add_argument("--client-version", help="the client's version, for --record")
+        grade.add_argument("--how", help="how it was graded, for --record (a table cell)")
         grade.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
     reduce = sub.add_parser("reduce", help="the reference reducer as an adapter (stdin NDJSON)")
     reduce.add_argument(
         "--mode", choices=["reset_aware", "naive", "append_only"], default="reset_aware"
     )
+    table = sub.add_parser("table", help="the graded-clients table (Markdown)")
+    table.add_argument("dir", type=Path, nargs="?")
     regenerate = sub.add_parser("regenerate", help="maintainers: rebuild the fixtures")
     regenerate.add_argument("dir", type=Path, nargs="?")
     return parser
@@ -129,6 +142,11 @@ def main_conformance(argv: Sequence[str]) -> int:
             for path in regenerate(folder):
                 print(f"wrote {path}")
             return 0
+        if args.command == "table":
+            from acp_bridge.conformance._graded import load_graded, render_table
+
+            sys.stdout.write(render_table(load_graded(args.dir or fixture_dir() / "graded")))
+            return 0
         fixtures = _selected(args.scenario)
         command = _command(args.cmd)
         if args.command == "grade-reducer":
@@ -142,6 +160,18 @@ def main_conformance(argv: Sequence[str]) -> int:
     except FixtureError as exc:
         print(f"acp-bridge conformance: {exc}", file=sys.stderr)
         return 2
+    if args.record is not None:
+        from acp_bridge.conformance._graded import graded_record
+
+        record = graded_record(
+            report,
+            client=args.client or command[0],
+            version=args.client_version or "unknown",
+            how=args.how or args.command,
+            command=command,
+        )
+        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        args.record.write_text(text, encoding="utf-8")
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -71,6 +71,13 @@ def _run_one(
             "view": str(view_file),
         }
         argv = [arg.format_map(values) if "{" in arg else arg for arg in command]
+        # The client runs in the workspace: paths given relative to here are made absolute.
+        argv = [
+            str(Path(a).resolve())
+            if "/" in a and not Path(a).is_absolute() and Path(a).exists()
+            else a
+            for a in argv
+        ]
         env = dict(os.environ, ACP_CONFORMANCE_SCENARIO=fixture.name)
         env.update({f"ACP_CONFORMANCE_{k.upper()}": v for k, v in values.items()})
         try:

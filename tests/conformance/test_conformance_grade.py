@@ -122,3 +122,21 @@ def test_a_replay_keeps_two_user_prompts_in_a_row_apart() -> None:
     failed = next(r for r in glued if not r.passed)
     assert "EDITOR-012" in failed.check.requirements
     assert '"/empty-answer/broken-thought"' in failed.difference
+
+
+@pytest.mark.requirement("KIT-006")
+def test_text_grading_fails_a_glued_partial_and_passes_the_clean_answer() -> None:
+    from acp_bridge.conformance._text import grade_text
+
+    fixture = next(f for f in load_fixtures() if f.name == "broken-mid-word")
+    answer = fixture.expected["messages"][1]["text"]
+    clean = grade_text(fixture, f"[client] session/new\n↻ retrying (attempt 2)\n{answer}\n[done]")
+    assert all(r.passed for r in clean), [r.difference for r in clean]
+    glued = grade_text(fixture, f"The stream broke in the middle of a wo{answer}\n[done] end_turn")
+    failed = {r.check.field: r.difference for r in glued if not r.passed}
+    assert failed["messages"] == (
+        'the client shows the agent text "The stream broke in the middle of a wo" 2 times where '
+        "the expected view has it once (the partial text of an abandoned attempt, which the "
+        "reset marker discards)"
+    )
+    assert failed["retries"].startswith("the client shows no retry note")
