@@ -366,7 +366,7 @@ class Agent:
     async def _prompt(self, request: acp.PromptRequest, request_id: RequestId | None) -> Reply:
         scope = self._tickets.scope(request_id, request.session_id)  # AGENT-CANCEL-002
         session = self._session(request.session_id)
-        prompt = user_turn(request.prompt)
+        prompt = user_turn(request.prompt, session.model)
         self._auth.require()
         if session.running is not None or not session.idle.is_set():
             raise InvalidRequest(

@@ -38,7 +38,7 @@ def initialize_result(
         "agentCapabilities": {
             # Durable sessions (spec/sessions.md, SESS-040): exactly what is implemented.
             "loadSession": True,
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             # stdio MCP servers are a MUST; both remote transports work too (MCP-CAP-001).
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": {

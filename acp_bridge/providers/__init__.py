@@ -7,6 +7,7 @@ into `StreamEvent`s or raise a classified `ModelStreamError`.
 from acp_bridge.providers._base import ModelProvider
 from acp_bridge.providers._conversation import (
     AssistantTurn,
+    ImagePart,
     Message,
     ModelRequest,
     Thought,
@@ -35,6 +36,7 @@ from acp_bridge.providers._text import (
     has_non_json,
     repair_surrogates,
 )
+from acp_bridge.providers._vision import text_only_model
 from acp_bridge.providers._windows import DEFAULT_CONTEXT_WINDOW, known_context_window
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "FaultKind",
     "Finish",
     "FinishReason",
+    "ImagePart",
     "Message",
     "ModelProvider",
     "ModelRequest",
@@ -67,4 +70,5 @@ __all__ = [
     "has_non_json",
     "known_context_window",
     "repair_surrogates",
+    "text_only_model",
 ]

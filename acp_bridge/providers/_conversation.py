@@ -15,6 +15,7 @@ from acp_bridge._json import JsonObject, JsonValue
 
 __all__ = [
     "AssistantTurn",
+    "ImagePart",
     "Message",
     "ModelRequest",
     "Thought",
@@ -65,10 +66,19 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image of the user's prompt: its media type and base64 data (CONTENT-001)."""
+
+    mime_type: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
 class UserTurn:
-    """The user's prompt, flattened to text parts (resources are inlined by the agent)."""
+    """The user's prompt: text parts (resources are inlined by the agent), then its images."""
 
     parts: tuple[str, ...]
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers import (
     AssistantTurn,
+    ImagePart,
     Message,
     Thought,
     ToolCall,
@@ -46,7 +47,10 @@ def dumps(value: object) -> str:
 
 def message_to_json(message: Message) -> JsonObject:
     if isinstance(message, UserTurn):
-        return {"type": "user", "parts": list(message.parts)}
+        user: JsonObject = {"type": "user", "parts": list(message.parts)}
+        if message.images:
+            user["images"] = [{"mimeType": i.mime_type, "data": i.data} for i in message.images]
+        return user
     if isinstance(message, AssistantTurn):
         return {
             "type": "assistant",
@@ -66,7 +70,10 @@ def message_to_json(message: Message) -> JsonObject:
 def message_from_json(data: Any) -> Message:
     kind = data["type"]
     if kind == "user":
-        return UserTurn(tuple(str(p) for p in data["parts"]))
+        images = tuple(
+            ImagePart(str(i["mimeType"]), str(i["data"])) for i in data.get("images", ())
+        )
+        return UserTurn(tuple(str(p) for p in data["parts"]), images)
     if kind == "assistant":
         return AssistantTurn(
             text=str(data["text"]),

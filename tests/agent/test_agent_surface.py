@@ -45,7 +45,7 @@ async def test_errors_are_precise_and_serving_continues(tmp_path: Path) -> None:
             "session/prompt",
             {
                 "sessionId": await ed.new_session(tmp_path),
-                "prompt": [{"type": "image", "data": "AA==", "mimeType": "image/png"}],
+                "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}],
             },
         )
         assert image["error"]["code"] == -32602

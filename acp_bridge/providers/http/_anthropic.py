@@ -56,9 +56,17 @@ def render_messages(request: ModelRequest, model: str, options: HttpProviderOpti
     turns: list[tuple[str, list[JsonValue]]] = []
     for message in request.messages:
         if isinstance(message, UserTurn):
-            _append(
-                turns, "user", [{"type": "text", "text": part} for part in message.parts if part]
+            blocks: list[JsonValue] = [
+                {"type": "text", "text": part} for part in message.parts if part
+            ]
+            blocks.extend(
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
+                }
+                for image in message.images
             )
+            _append(turns, "user", blocks)
         elif isinstance(message, AssistantTurn):
             _append(turns, "assistant", _assistant_blocks(message))
         elif isinstance(message, ToolResults):

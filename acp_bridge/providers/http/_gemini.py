@@ -60,7 +60,12 @@ def render_generate_content(request: ModelRequest, options: HttpProviderOptions)
     contents: list[tuple[str, list[JsonValue]]] = []
     for message in request.messages:
         if isinstance(message, UserTurn):
-            _append(contents, "user", [{"text": part} for part in message.parts if part])
+            user: list[JsonValue] = [{"text": part} for part in message.parts if part]
+            user.extend(
+                {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
+                for image in message.images
+            )
+            _append(contents, "user", user)
         elif isinstance(message, AssistantTurn):
             _append(contents, "model", _model_parts(message))
         elif isinstance(message, ToolResults):

@@ -57,7 +57,7 @@ def render_chat_completions(
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
         if isinstance(message, UserTurn):
-            messages.append({"role": "user", "content": _user_content(message.parts)})
+            messages.append({"role": "user", "content": _user_content(message)})
         elif isinstance(message, AssistantTurn):
             messages.append(_assistant(message))
         elif isinstance(message, ToolResults):
@@ -85,10 +85,15 @@ def render_chat_completions(
     return body
 
 
-def _user_content(parts: tuple[str, ...]) -> JsonValue:
-    if len(parts) == 1:
-        return parts[0]
-    return [{"type": "text", "text": part} for part in parts]
+def _user_content(turn: UserTurn) -> JsonValue:
+    if len(turn.parts) == 1 and not turn.images:
+        return turn.parts[0]
+    content: list[JsonValue] = [{"type": "text", "text": part} for part in turn.parts]
+    content.extend(
+        {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
+        for image in turn.images
+    )
+    return content
 
 
 def _assistant(turn: AssistantTurn) -> JsonObject:

@@ -134,6 +134,9 @@ class ScriptedProvider:
             user = messages[last_user]
             assert isinstance(user, UserTurn)
             text = "\n".join(user.parts).strip()
+            if user.images:  # SCRIPT-IMAGE: the scripted model takes images and says so
+                count = len(user.images)
+                text = f"{text} [{count} image{'s' if count != 1 else ''} attached]".strip()
         script, prompt = self.default_script, text
         command = _SLASH_COMMAND.match(text)
         if command is not None and command.group(1) in self.available_scripts():
