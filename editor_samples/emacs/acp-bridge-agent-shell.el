@@ -57,6 +57,9 @@
 (defvar-local acp-bridge-agent-shell--groups-seen nil
   "Every activity group id seen in this shell: a group belongs to the call that opened it.")
 
+(defvar-local acp-bridge-agent-shell--retry-notes nil
+  "The retries shown in this shell, newest first: (ATTEMPT . REASON) of each reset marker.")
+
 (defvar-local acp-bridge-agent-shell--last-user-message-id nil
   "The `messageId' of the last user message chunk rendered, to keep prompts apart.")
 
@@ -69,6 +72,22 @@
   "Forget the current model call's fragments: from here on they are kept."
   (setq acp-bridge-agent-shell--fragments nil
         acp-bridge-agent-shell--groups nil))
+
+(defun acp-bridge-agent-shell--note-retry (state update)
+  "Show that the agent retried (EDITOR-008), from the reset marker UPDATE, in STATE's buffer."
+  (let ((attempt (map-nested-elt update '(_meta attempt)))
+        (reason (map-nested-elt update '(_meta reason))))
+    (push (cons attempt reason) acp-bridge-agent-shell--retry-notes)
+    (agent-shell--update-fragment
+     :state state
+     :block-id (format "acp-bridge-retry-%d" (length acp-bridge-agent-shell--retry-notes))
+     :label-left (propertize (if (equal reason "gave_up")
+                                 "↻ The agent stopped retrying"
+                               (format "↻ Retrying%s%s"
+                                       (if attempt (format " (attempt %s)" attempt) "")
+                                       (if reason (format ": %s" reason) "")))
+                             'font-lock-face 'font-lock-comment-face)
+     :navigation 'never)))
 
 (defun acp-bridge-agent-shell--discard (state)
   "Delete the current model call's message and thought fragments in STATE's buffer."
@@ -98,7 +117,8 @@
          ((member kind '("tool_call" "tool_call_update"))
           (acp-bridge-agent-shell--close-model-call))
          ((acp-bridge-agent-shell--reset-chunk-p update)
-          (acp-bridge-agent-shell--discard state))
+          (acp-bridge-agent-shell--discard state)
+          (acp-bridge-agent-shell--note-retry state update))
          ((equal kind "user_message_chunk")
           (acp-bridge-agent-shell--close-model-call)
           (let ((id (map-elt update 'messageId)))
