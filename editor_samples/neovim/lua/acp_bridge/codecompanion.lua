@@ -33,6 +33,9 @@ local function mark(handler)
     reasoning = #handler.reasoning,
     builder = vim.deepcopy(chat.builder.state),
     last_role = chat._last_role,
+    -- A list mirroring what the chat rendered (`chat.acp_bridge_rendered`, kept by tools such
+    -- as the conformance client) is cut back with the buffer.
+    rendered = chat.acp_bridge_rendered and #chat.acp_bridge_rendered,
   }
 end
 
@@ -59,11 +62,25 @@ local function discard(handler)
   vim.api.nvim_buf_set_lines(chat.bufnr, first - 1, -1, false, vim.list_slice(boundary.lines, first))
   truncate(handler.output, boundary.output)
   truncate(handler.reasoning, boundary.reasoning)
+  if boundary.rendered and chat.acp_bridge_rendered then
+    truncate(chat.acp_bridge_rendered, boundary.rendered)
+  end
   chat.builder.state = vim.deepcopy(boundary.builder)
   chat._last_role = boundary.last_role
   if chat._last_role ~= require("codecompanion.config").constants.USER_ROLE then
     chat.ui:lock_buf()
   end
+end
+
+---Tell the user the agent retried (EDITOR-008); the notes are kept on the chat.
+local function note_retry(handler, meta)
+  local chat = handler.chat
+  chat.acp_bridge_retries = chat.acp_bridge_retries or {}
+  table.insert(chat.acp_bridge_retries, { attempt = meta.attempt, reason = meta.reason })
+  local text = meta.reason == "gave_up" and "the agent stopped retrying"
+    or ("retrying" .. (meta.attempt and (" (attempt " .. tostring(meta.attempt) .. ")") or "")
+      .. (meta.reason and (": " .. tostring(meta.reason)) or ""))
+  vim.notify("CodeCompanion: " .. text, vim.log.levels.INFO)
 end
 
 local function is_reset(update)
@@ -146,6 +163,7 @@ function M.honour_reset()
       local handler = handlers[self.options and self.options.bufnr]
       if handler then
         discard(handler)
+        note_retry(handler, update._meta)
       end
     end
     return handle_update(self, update)
