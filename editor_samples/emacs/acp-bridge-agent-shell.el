@@ -20,7 +20,7 @@
 ;;    thought fragments the abandoned attempt put on screen since the current
 ;;    model call began (the prompt, or the last tool call), so the user reads
 ;;    the retried answer once.  It also keeps consecutive user prompts of a
-;;    `session/load' replay apart when their `messageId's differ (EDITOR-001).
+;;    `session/load' replay apart when their `messageId's differ (EDITOR-012).
 ;;
 ;; agent-shell 0.63 starts a new fragment per `messageId' (so a retried
 ;; attempt shows as a second message) but does not read `_meta.reset'.  The

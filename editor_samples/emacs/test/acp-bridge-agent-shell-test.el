@@ -197,12 +197,12 @@ Returns the screen of the shell that loaded the session."
           (kill-buffer buffer))))))
 
 (ert-deftest acp-bridge-agent-shell-plain-load-glues-prompts ()
-  "Without the mode, agent-shell 0.63 glues consecutive user prompts of a load (EDITOR-001)."
+  "Without the mode, agent-shell 0.63 glues consecutive user prompts of a load (EDITOR-012)."
   (let ((screen (acp-bridge-test--replay nil)))
     (should (string-match-p "/silent/broken-mid-word" screen))))
 
 (ert-deftest acp-bridge-agent-shell-load-keeps-prompts-apart ()
-  "EDITOR-001: a full session/load replay shows each user prompt as its own prompt,
+  "EDITOR-012: a full session/load replay shows each user prompt as its own prompt,
 and the replay holds the completed attempt only."
   (let ((screen (acp-bridge-test--replay t)))
     (should (string-match-p "acp-bridge> /silent\n" screen))

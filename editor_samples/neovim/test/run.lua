@@ -164,7 +164,7 @@ local tests = {
     local text = screen(chat)
     expect(count(text, "middle of a woThe stream broke") == 1, "expected the glued texts", text)
   end },
-  { "plain: a restored session glues consecutive user prompts (EDITOR-001 fails)", function()
+  { "plain: a restored session glues consecutive user prompts (EDITOR-012 fails)", function()
     local text = replay()
     expect(text:find("/silent/broken-mid-word", 1, true) ~= nil, "expected glued prompts", text)
   end },
@@ -202,7 +202,7 @@ local tests = {
     expect(count(text, "The README describes the project. I read it once and answer once.") == 1, "no answer", text)
     expect(count(text, "The README descri\n") == 0, "the abandoned partial is there", text)
   end },
-  { "EDITOR-001: a restored session keeps user prompts apart", function()
+  { "EDITOR-012: a restored session keeps user prompts apart", function()
     local text = replay()
     expect(text:find("/silent/broken-mid-word", 1, true) == nil, "the prompts are glued", text)
     expect(count(text, RETRIED) == 1, "the replayed answer is not there once", text)

@@ -10,7 +10,7 @@
 -- makes the chat discard what the current model call wrote since it began (the prompt, or the
 -- last tool call), in the buffer and in the reply CodeCompanion keeps as history (EDITOR-002
 -- to EDITOR-005), and makes a restored session (`/resume`, ACP `session/load`) keep user
--- prompts with different `messageId`s apart (EDITOR-001). It patches CodeCompanion as it is;
+-- prompts with different `messageId`s apart (EDITOR-012). It patches CodeCompanion as it is;
 -- the README beside this file describes the upstream change that would make it unnecessary.
 -- SPDX-License-Identifier: Apache-2.0
 
