@@ -1,8 +1,8 @@
-;;; acp-bridge-conformance-client.el --- agent-shell as a client graded by `acp-bridge conformance grade-client'  -*- lexical-binding: t; -*-
+;;; acp-bridge-conformance-client.el --- agent-shell as a client graded by `acp-bridge-agent conformance grade-client'  -*- lexical-binding: t; -*-
 
 ;; A headless agent-shell for the conformance kit (spec/editor-conformance.md, section 6.4):
 ;;
-;;   acp-bridge conformance grade-client -- emacs --batch -Q -L ACP.EL -L SHELL-MAKER \
+;;   acp-bridge-agent conformance grade-client -- emacs --batch -Q -L ACP.EL -L SHELL-MAKER \
 ;;     -L AGENT-SHELL -L editor_samples/emacs -l editor_samples/emacs/test/acp-bridge-conformance-client.el
 ;;
 ;; It starts a real agent-shell on the scenario agent (ACP_CONFORMANCE_AGENT), sends the
@@ -37,7 +37,7 @@
 (defun acp-bridge-conformance--env (name)
   "The value of the kit's environment variable ACP_CONFORMANCE_NAME."
   (or (getenv (concat "ACP_CONFORMANCE_" name))
-      (error "ACP_CONFORMANCE_%s is not set: run this under `acp-bridge conformance grade-client'"
+      (error "ACP_CONFORMANCE_%s is not set: run this under `acp-bridge-agent conformance grade-client'"
              name)))
 
 (defun acp-bridge-conformance--wait (what predicate)

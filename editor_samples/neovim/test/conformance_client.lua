@@ -1,7 +1,7 @@
--- CodeCompanion.nvim as a client graded by `acp-bridge conformance grade-client`
+-- CodeCompanion.nvim as a client graded by `acp-bridge-agent conformance grade-client`
 -- (spec/editor-conformance.md, section 6.4):
 --
---   PLENARY=... CODECOMPANION=... acp-bridge conformance grade-client -- \
+--   PLENARY=... CODECOMPANION=... acp-bridge-agent conformance grade-client -- \
 --     nvim --headless -u NONE -c "luafile editor_samples/neovim/test/conformance_client.lua"
 --
 -- It opens a real CodeCompanion chat on the scenario agent (ACP_CONFORMANCE_AGENT), sends the
