@@ -34,10 +34,11 @@ from acp_bridge.agent._editor import PeerEditorClient, editor_capabilities
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._initialize import initialize
 from acp_bridge.agent._instructions import load_instructions, system_prompt
+from acp_bridge.agent._links import prompt_turn
 from acp_bridge.agent._mcp import McpSessions
 from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
-from acp_bridge.agent._prompt import prompt_title, user_turn
+from acp_bridge.agent._prompt import prompt_title
 from acp_bridge.agent._replay import iso_time, mcp_record, session_info
 from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session, new_session_id
@@ -366,7 +367,7 @@ class Agent:
     async def _prompt(self, request: acp.PromptRequest, request_id: RequestId | None) -> Reply:
         scope = self._tickets.scope(request_id, request.session_id)  # AGENT-CANCEL-002
         session = self._session(request.session_id)
-        prompt = user_turn(request.prompt, session.model)
+        prompt = await prompt_turn(request.prompt, session.model, self._tool_context(session))
         self._auth.require()
         if session.running is not None or not session.idle.is_set():
             raise InvalidRequest(

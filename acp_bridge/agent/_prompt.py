@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from acp_bridge import protocol as acp
 from acp_bridge.errors import InvalidParams
@@ -43,10 +43,12 @@ def _image(index: int, mime: str | None, data: str) -> ImagePart:
     return ImagePart(mime, data)
 
 
-def _part(block: acp.ContentBlock, index: int) -> str | ImagePart:
+def _part(block: acp.ContentBlock, index: int, links: Mapping[int, str]) -> str | ImagePart:
     if isinstance(block, acp.TextContent):
         return block.text
     if isinstance(block, acp.ResourceLink):
+        if index in links:
+            return links[index]  # read or described by `prompt_turn` (CONTENT-006)
         label = block.title or block.name
         line = f"[{label}]({block.uri})"
         return f"{line} {block.description}" if block.description else line
@@ -71,15 +73,21 @@ def _part(block: acp.ContentBlock, index: int) -> str | ImagePart:
     )
 
 
-def user_turn(blocks: Sequence[acp.ContentBlock], model: str = "") -> UserTurn:
-    """The user's prompt as text parts and images, each in order."""
+def user_turn(
+    blocks: Sequence[acp.ContentBlock], model: str = "", links: Mapping[int, str] | None = None
+) -> UserTurn:
+    """The user's prompt as text parts and images, each in order.
+
+    `links` holds the model's text for `resource_link` blocks by index (the files read);
+    a link without one is shown as a Markdown link.
+    """
     if not blocks:
         raise InvalidParams.at("prompt", "prompt must hold at least one content block")
     texts: list[str] = []
     images: list[ImagePart] = []
     first_image = -1
     for index, block in enumerate(blocks):
-        part = _part(block, index)
+        part = _part(block, index, links or {})
         if isinstance(part, str):
             texts.append(part)
             continue

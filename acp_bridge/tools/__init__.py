@@ -29,6 +29,7 @@ from acp_bridge.tools._command import RunCommand, command_prefix, shell_argv
 from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
 from acp_bridge.tools._files import ReadFile, WriteFile
 from acp_bridge.tools._listing import ListDirectory
+from acp_bridge.tools._mentions import MentionedFile, read_mentioned_file
 from acp_bridge.tools._paths import WorkspacePath, resolve_path
 from acp_bridge.tools._plan import UpdatePlan, plan_entries, stored_plan
 from acp_bridge.tools._registry import ToolRegistry, default_tools
@@ -44,6 +45,7 @@ __all__ = [
     "ExitStatus",
     "ListDirectory",
     "Location",
+    "MentionedFile",
     "PlanEntry",
     "ReadFile",
     "RunCommand",
@@ -67,6 +69,7 @@ __all__ = [
     "default_tools",
     "plan_edit",
     "plan_entries",
+    "read_mentioned_file",
     "resolve_path",
     "shell_argv",
     "stored_plan",
