@@ -36,7 +36,7 @@ from acp_bridge.agent._initialize import initialize
 from acp_bridge.agent._instructions import load_instructions, system_prompt
 from acp_bridge.agent._links import prompt_turn
 from acp_bridge.agent._mcp import McpSessions
-from acp_bridge.agent._options import MODEL_OPTION, config_options, mode_state
+from acp_bridge.agent._options import REASONING_OPTION, checked_choice, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title
 from acp_bridge.agent._replay import iso_time, mcp_record, session_info
@@ -318,7 +318,8 @@ class Agent:
         return mode_state(session.mode)
 
     def _config_options(self, session: Session) -> list[acp.SessionConfigOption]:
-        return config_options(session.model, self._config.models)
+        effort, levels = session.reasoning or self._config.reasoning_effort, self._config.levels
+        return config_options(session.model, self._config.models, effort, levels)
 
     async def session_set_mode(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.SetSessionModeRequest, params)
@@ -344,14 +345,14 @@ class Agent:
     async def session_set_config_option(self, params: JsonValue) -> JsonValue:
         request = acp.from_wire(acp.SetSessionConfigOptionRequest, params)
         session = self._session(request.session_id)
-        if request.config_id != MODEL_OPTION:
-            raise InvalidParams.at("configId", "Unknown config option", got=request.config_id)
-        if request.value not in self._config.models:
-            known = ", ".join(self._config.models)
-            raise InvalidParams.at("value", f"Unknown model (offered: {known})", got=request.value)
-        with store_errors():
-            self._durable.store.update(session.session_id, model=str(request.value))
-        session.model = str(request.value)
+        config = self._config
+        value = checked_choice(request.config_id, request.value, config.models, config.levels)
+        if request.config_id == REASONING_OPTION:
+            session.reasoning = value  # REASON-001: this connection's session, not journaled
+        else:
+            with store_errors():
+                self._durable.store.update(session.session_id, model=value)
+            session.model = value
         response = acp.SetSessionConfigOptionResponse(config_options=self._config_options(session))
         return acp.to_wire(response)
 
@@ -416,6 +417,7 @@ class Agent:
             system=self._system_prompt(session),
             policy=self._config.retry_policy,
             max_model_calls=self._config.max_model_calls,
+            reasoning=session.reasoning or self._config.reasoning_effort,
         )
         started = time.monotonic()
         engine = Turn(turn)

@@ -44,6 +44,8 @@ class AgentConfig:
         context_window: the model's context window in tokens (the `context_window`
             setting); None: the known-models table, else a default (usage_update.size).
         mcp_limits: the bounds of the sessions' MCP servers (spec/mcp.md).
+        levels: the reasoning efforts offered (REASON-001); empty: the option is not offered.
+        reasoning_effort: the sessions' default effort (one of `levels`).
     """
 
     provider: ModelProvider
@@ -59,3 +61,5 @@ class AgentConfig:
     context_window: int | None = None
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     append_system_prompt: str | None = None
+    levels: tuple[str, ...] = ()
+    reasoning_effort: str = "default"

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from acp_bridge import protocol as acp
+from acp_bridge.errors import InvalidParams
 from acp_bridge.turn import SessionMode
 
-__all__ = ["MODEL_OPTION", "config_options", "mode_state"]
+__all__ = ["MODEL_OPTION", "REASONING_OPTION", "checked_choice", "config_options", "mode_state"]
 
 MODEL_OPTION = "model"
+REASONING_OPTION = "reasoning_effort"
 
 
 def mode_state(current: SessionMode) -> acp.SessionModeState:
@@ -23,9 +25,12 @@ def mode_state(current: SessionMode) -> acp.SessionModeState:
     )
 
 
-def config_options(model: str, models: Sequence[str]) -> list[acp.SessionConfigOption]:
-    """The complete option set: the model, as a stable select (AGENT-MODEL-001)."""
-    return [
+def config_options(
+    model: str, models: Sequence[str], reasoning: str = "", levels: Sequence[str] = ()
+) -> list[acp.SessionConfigOption]:
+    """The complete option set: the model, as a stable select (AGENT-MODEL-001), then the
+    reasoning effort where the provider takes one (`levels` not empty: REASON-001)."""
+    options: list[acp.SessionConfigOption] = [
         acp.SessionConfigSelect(
             id=MODEL_OPTION,
             name="Model",
@@ -35,3 +40,32 @@ def config_options(model: str, models: Sequence[str]) -> list[acp.SessionConfigO
             options=[acp.SessionConfigSelectOption(value=m, name=m) for m in models],
         )
     ]
+    if levels:
+        options.append(
+            acp.SessionConfigSelect(
+                id=REASONING_OPTION,
+                name="Reasoning effort",
+                description="How much the model thinks before it answers "
+                "(default: the configured thinking budget or the model's own).",
+                category="thought_level",
+                current_value=reasoning,
+                options=[acp.SessionConfigSelectOption(value=v, name=v) for v in levels],
+            )
+        )
+    return options
+
+
+def checked_choice(
+    config_id: str, value: object, models: Sequence[str], levels: Sequence[str]
+) -> str:
+    """The value of a `session/set_config_option`, refused with -32602 naming what is offered."""
+    offered = {MODEL_OPTION: ("model", models), REASONING_OPTION: ("reasoning effort", levels)}
+    if config_id not in offered or not offered[config_id][1]:
+        known = ", ".join(k for k, (_, values) in offered.items() if values)
+        raise InvalidParams.at(
+            "configId", f"Unknown config option (offered: {known})", got=config_id
+        )
+    what, values = offered[config_id]
+    if not isinstance(value, str) or value not in values:
+        raise InvalidParams.at("value", f"Unknown {what} (offered: {', '.join(values)})", got=value)
+    return value

@@ -34,6 +34,7 @@ class Session:
     ordinal of the last turn, from which turn ids (and so effect keys) are derived.
     `mcp_servers` is what the editor passed, recorded without secrets (never run yet).
     `idle` is set while no turn runs; a turn clears it until its end is recorded.
+    `reasoning`: the effort chosen in this session (None: the configured default).
     """
 
     session_id: str
@@ -52,6 +53,7 @@ class Session:
     closed: bool = False
     live: LiveUpdates | None = None
     instructions_told: bool = False
+    reasoning: str | None = None
 
     def __post_init__(self) -> None:
         self.idle.set()

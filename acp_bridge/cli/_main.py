@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from acp_bridge import __version__
+from acp_bridge.cli._setting_table import setting
 from acp_bridge.cli._settings import PROVIDER_KINDS, SettingsError, resolve
 
 __all__ = ["SUBCOMMANDS", "TTY_HINT", "build_parser", "main"]
@@ -102,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         dest="context_window",
         type=int,
         help="the model's context window in tokens (default: known models, else 128000)",
+    )
+    parser.add_argument(
+        "--reasoning-effort",
+        dest="reasoning_effort",
+        choices=setting("reasoning_effort").choices,
+        help="the sessions' default reasoning effort (default: default, none sent)",
     )
     return parser
 

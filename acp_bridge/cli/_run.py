@@ -14,6 +14,7 @@ from acp_bridge.agent._serve import serve
 from acp_bridge.cli._keys import auth_offer, missing_key_vars, provider_key
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
+from acp_bridge.providers import REASONING_LEVELS
 
 if TYPE_CHECKING:
     from acp_bridge.agent._config import AgentConfig
@@ -92,6 +93,8 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
             else None,
         ),
         context_window=settings.context_window,
+        levels=() if settings.provider == "scripted" else REASONING_LEVELS,  # REASON-001
+        reasoning_effort=settings.reasoning_effort,
         append_system_prompt=settings.append_system_prompt,
         commands=commands,
     )

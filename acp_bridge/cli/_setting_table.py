@@ -203,6 +203,16 @@ SETTINGS: tuple[Setting, ...] = (
         "the model's context window in tokens, for `usage_update`",
         minimum=1,
     ),
+    Setting(
+        "reasoning_effort",
+        "--reasoning-effort",
+        "ACP_BRIDGE_REASONING_EFFORT",
+        "choice",
+        "`default`",
+        "the sessions' default reasoning effort (OpenAI `reasoning_effort`, Anthropic and "
+        "Gemini thinking budgets of 2048/8192/24576 tokens); `default` sends none",
+        choices=("default", "low", "medium", "high"),  # providers.REASONING_LEVELS
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -30,6 +30,7 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._reasoning import DEFAULT_LEVEL, REASONING_LEVELS
 from acp_bridge.providers._text import (
     SurrogateJoiner,
     clean_json,
@@ -41,6 +42,8 @@ from acp_bridge.providers._windows import DEFAULT_CONTEXT_WINDOW, known_context_
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_LEVEL",
+    "REASONING_LEVELS",
     "AssistantTurn",
     "FaultKind",
     "Finish",

@@ -102,10 +102,12 @@ Message: TypeAlias = UserTurn | AssistantTurn | ToolResults
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One model call. `attempt` starts at 1; adapters may only use it for logging/tracing."""
+    """One model call. `attempt` starts at 1; adapters may only use it for logging/tracing.
+    `reasoning`: the session's reasoning effort (`low|medium|high`); None sends none."""
 
     model: str
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
     system: str | None = None
     attempt: int = 1
+    reasoning: str | None = None

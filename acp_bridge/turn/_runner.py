@@ -142,7 +142,8 @@ class TurnRequest:
     what is decided after it (TURN-MODE-001). `id_prefix` (default `turn_id`) prefixes message and
     tool call ids: pass a fresh one when the same turn id is run again after a restart, so
     editor-side ids never collide with the interrupted run's. `journal` (default: none)
-    records the turn durably as it progresses (`TurnJournal`).
+    records the turn durably as it progresses (`TurnJournal`). `reasoning` is passed to every
+    model call (`ModelRequest.reasoning`).
     """
 
     turn_id: str
@@ -166,6 +167,7 @@ class TurnRequest:
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep
     random: Callable[[], float] = _random.random
     cleanup_timeout: float = 5.0
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +417,7 @@ class Turn:
             tools=self.specs(),
             system=request.system,
             attempt=attempt.number,
+            reasoning=request.reasoning,
         )
         stream = request.provider.stream(model_request)
         send_update = request.sink.send_update

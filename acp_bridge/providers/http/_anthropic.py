@@ -18,6 +18,7 @@ from acp_bridge.providers._conversation import (
     ToolResults,
     UserTurn,
 )
+from acp_bridge.providers._reasoning import thinking_budget
 from acp_bridge.providers.http._anthropic_stream import AnthropicStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
@@ -71,8 +72,10 @@ def render_messages(request: ModelRequest, model: str, options: HttpProviderOpti
             _append(turns, "assistant", _assistant_blocks(message))
         elif isinstance(message, ToolResults):
             _append(turns, "user", [_tool_result(result) for result in message.results])
-    budget = options.thinking_budget
+    budget = thinking_budget(request.reasoning, options.thinking_budget)  # REASON-002
     max_tokens = options.max_tokens or (_DEFAULT_MAX_TOKENS + (budget or 0))
+    if budget and max_tokens <= budget:
+        max_tokens += budget  # Anthropic requires max_tokens > budget_tokens (REASON-002)
     body: JsonObject = {
         "model": model,
         "max_tokens": max_tokens,

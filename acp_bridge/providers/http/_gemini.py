@@ -23,6 +23,7 @@ from acp_bridge.providers._conversation import (
     ToolResults,
     UserTurn,
 )
+from acp_bridge.providers._reasoning import thinking_budget
 from acp_bridge.providers.http._gemini_stream import GeminiStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
@@ -99,11 +100,9 @@ def render_generate_content(request: ModelRequest, options: HttpProviderOptions)
     config: JsonObject = {}
     if options.max_tokens is not None:
         config["maxOutputTokens"] = options.max_tokens
-    if options.thinking_budget:
-        config["thinkingConfig"] = {
-            "includeThoughts": True,
-            "thinkingBudget": options.thinking_budget,
-        }
+    budget = thinking_budget(request.reasoning, options.thinking_budget)  # REASON-002
+    if budget:
+        config["thinkingConfig"] = {"includeThoughts": True, "thinkingBudget": budget}
     if config:
         body["generationConfig"] = config
     return body

@@ -18,6 +18,7 @@ from acp_bridge.providers._conversation import (
     ToolResults,
     UserTurn,
 )
+from acp_bridge.providers._reasoning import DEFAULT_LEVEL
 from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
@@ -82,6 +83,8 @@ def render_chat_completions(
         ]
     if options.max_tokens is not None:
         body["max_tokens"] = options.max_tokens
+    if request.reasoning not in (None, DEFAULT_LEVEL):
+        body["reasoning_effort"] = request.reasoning  # REASON-002
     return body
 
 
