@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping, Sequence
 
 from acp_bridge import protocol as acp
@@ -110,7 +111,12 @@ def user_turn(
     return UserTurn(tuple(texts), tuple(images))
 
 
+_FILE_SECTION = re.compile(r'<file path="([^"]*)"[^>]*>.*?</file>', re.DOTALL)
+"""A mentioned file as `prompt_turn` inlines it; the title shows `@path` instead."""
+
+
 def prompt_title(turn: UserTurn, limit: int = 60) -> str:
     """A short session title from the first prompt (for session_info_update)."""
-    text = " ".join(" ".join(turn.parts).split())
+    shown = _FILE_SECTION.sub(lambda m: f"@{m.group(1)}", " ".join(turn.parts))
+    text = " ".join(shown.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -140,3 +140,18 @@ async def test_the_scripted_model_says_how_many_images_it_received(tmp_path: Pat
             if u["sessionUpdate"] == "agent_message_chunk"
         )
     assert "[2 images attached]" in shown
+
+
+@pytest.mark.requirement("CONTENT-003")
+async def test_a_text_only_model_is_never_sent_the_image(tmp_path: Path) -> None:
+    provider_type, answer = PROVIDERS["openai"]
+    async with LoopbackServer([answer()]) as server:
+        options = HttpProviderOptions("m", base_url=server.base_url, api_key="k")
+        config = scripted_config(tmp_path / "s", provider_type(options), models=("gpt-3.5-turbo",))
+        async with running_bridge(config) as ed:
+            await ed.initialize()
+            session = await ed.new_session(tmp_path)
+            refused = await ed.request("session/prompt", {"sessionId": session, "prompt": PROMPT})
+        assert server.requests == []  # refused by the bridge, not a 400 from the server
+    assert refused["error"]["code"] == -32602
+    assert "'gpt-3.5-turbo' takes text only" in refused["error"]["message"]

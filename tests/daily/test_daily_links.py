@@ -112,3 +112,14 @@ def test_only_local_file_uris_have_a_path() -> None:
     assert link_path("file://server/share/a.py") is None
     assert link_path("https://example.com/a.py") is None
     assert link_path("zed:///a.py") is None
+
+
+@pytest.mark.requirement("CONTENT-006")
+def test_the_session_title_shows_a_mention_as_its_path() -> None:
+    from acp_bridge.agent._prompt import prompt_title
+    from acp_bridge.providers import UserTurn
+
+    turn = UserTurn(
+        ('<file path="src/app.py" uri="file:///w/src/app.py" bytes="3">\nx\n</file>', "why?")
+    )
+    assert prompt_title(turn) == "@src/app.py why?"
