@@ -36,6 +36,7 @@ from acp_bridge.agent._initialize import initialize
 from acp_bridge.agent._instructions import load_instructions, system_prompt
 from acp_bridge.agent._links import prompt_turn
 from acp_bridge.agent._mcp import McpSessions
+from acp_bridge.agent._models import ModelList
 from acp_bridge.agent._options import REASONING_OPTION, checked_choice, config_options, mode_state
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._prompt import prompt_title
@@ -88,6 +89,7 @@ class Agent:
         self._client_caps: acp.ClientCapabilities | None = None
         self._editor_caps = EditorCapabilities()
         self._mcp = McpSessions(background, peer, lambda: self._client_caps, config.mcp_limits)
+        self._models = ModelList(config.models, config.list_models, background)  # PICK-001
         self._requests: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -171,7 +173,7 @@ class Agent:
         request = acp.from_wire(acp.NewSessionRequest, params)
         cwd, extra = self._directories(request.cwd, request.additional_directories)
         self._auth.require()
-        session = Session(new_session_id(), cwd, extra, model=self._config.models[0])
+        session = Session(new_session_id(), cwd, extra, model=self._models.models[0])
         session.mcp_servers = tuple(mcp_record(s) for s in request.mcp_servers)
         with store_errors():  # durable before the editor hears of it (SESS-010)
             self._durable.store.create(session_record(session), self._durable.owner)
@@ -187,6 +189,7 @@ class Agent:
     def _announcer(self, session_id: str) -> Callable[[], Awaitable[None]]:
         async def announce() -> None:
             self._mcp.announced(session_id)  # its notices may follow the response now
+            self._models.start(self._peer, self._open_options)
             # Sent only after the response is on the wire (clients hang otherwise).
             if self._config.commands:
                 commands = [
@@ -255,7 +258,7 @@ class Agent:
                 tuple(mcp_record(s) for s in mcp_servers),
                 ledger=self._ledger,
                 live=live,
-                models=self._config.models,
+                models=self._models.models,
             )
         try:
             with store_errors():
@@ -317,9 +320,12 @@ class Agent:
     def _modes(self, session: Session) -> acp.SessionModeState:
         return mode_state(session.mode)
 
+    def _open_options(self) -> dict[str, list[acp.SessionConfigOption]]:
+        return {i: self._config_options(s) for i, s in self._sessions.items() if not s.closed}
+
     def _config_options(self, session: Session) -> list[acp.SessionConfigOption]:
         effort, levels = session.reasoning or self._config.reasoning_effort, self._config.levels
-        return config_options(session.model, self._config.models, effort, levels)
+        return config_options(session.model, self._models.models, effort, levels)
 
     async def session_set_mode(self, params: JsonValue) -> Reply:
         request = acp.from_wire(acp.SetSessionModeRequest, params)
@@ -346,7 +352,7 @@ class Agent:
         request = acp.from_wire(acp.SetSessionConfigOptionRequest, params)
         session = self._session(request.session_id)
         config = self._config
-        value = checked_choice(request.config_id, request.value, config.models, config.levels)
+        value = checked_choice(request.config_id, request.value, self._models.models, config.levels)
         if request.config_id == REASONING_OPTION:
             session.reasoning = value  # REASON-001: this connection's session, not journaled
         else:

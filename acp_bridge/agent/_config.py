@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,8 @@ class AgentConfig:
         mcp_limits: the bounds of the sessions' MCP servers (spec/mcp.md).
         levels: the reasoning efforts offered (REASON-001); empty: the option is not offered.
         reasoning_effort: the sessions' default effort (one of `levels`).
+        list_models: fetches the provider's model list for the picker (PICK-001); None:
+            only `models` are offered.
     """
 
     provider: ModelProvider
@@ -63,3 +66,4 @@ class AgentConfig:
     append_system_prompt: str | None = None
     levels: tuple[str, ...] = ()
     reasoning_effort: str = "default"
+    list_models: Callable[[], Awaitable[Sequence[str]]] | None = None

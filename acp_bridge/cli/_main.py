@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=setting("reasoning_effort").choices,
         help="the sessions' default reasoning effort (default: default, none sent)",
     )
+    parser.add_argument(
+        "--fetch-models",
+        dest="fetch_models",
+        choices=setting("fetch_models").choices,
+        help="yes: offer the provider's model list in the model picker (default no)",
+    )
     return parser
 
 

@@ -12,6 +12,7 @@ import anyio
 
 from acp_bridge.agent._serve import serve
 from acp_bridge.cli._keys import auth_offer, missing_key_vars, provider_key
+from acp_bridge.cli._model_list import model_lister
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
 from acp_bridge.providers import REASONING_LEVELS
@@ -38,6 +39,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
     from acp_bridge.turn import RetryPolicy
 
     commands: tuple[SlashCommand, ...] = ()
+    list_models = None
     if settings.provider == "scripted":
         from acp_bridge.providers.scripted import ScriptedProvider, load_script
 
@@ -71,6 +73,8 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         # The key is looked up at each model call: a login in a terminal needs no restart.
         provider = RekeyingProvider(build, lambda: provider_key(settings)[0])
         model = provider.model
+        if settings.fetch_models == "yes":  # PICK-001
+            list_models = model_lister(build, lambda: provider_key(settings)[0])
     if settings.inject_fault:
         from acp_bridge.providers._faults import FaultInjectingProvider, parse_fault_plan
 
@@ -95,6 +99,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         context_window=settings.context_window,
         levels=() if settings.provider == "scripted" else REASONING_LEVELS,  # REASON-001
         reasoning_effort=settings.reasoning_effort,
+        list_models=list_models,
         append_system_prompt=settings.append_system_prompt,
         commands=commands,
     )

@@ -213,6 +213,16 @@ SETTINGS: tuple[Setting, ...] = (
         "Gemini thinking budgets of 2048/8192/24576 tokens); `default` sends none",
         choices=("default", "low", "medium", "high"),  # providers.REASONING_LEVELS
     ),
+    Setting(
+        "fetch_models",
+        "--fetch-models",
+        "ACP_BRIDGE_FETCH_MODELS",
+        "choice",
+        "`no`",
+        "`yes`: the model picker also offers the provider's own model list, fetched once per "
+        "connection after the first session opens (configured models on any failure)",
+        choices=("no", "yes"),
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -77,6 +77,7 @@ class BridgeSettings:
     stall_notice_after: float = 15.0
     context_window: int | None = None
     reasoning_effort: str = "default"
+    fetch_models: str = "no"
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     """What the bridge inferred and says on stderr before serving (e.g. the provider)."""
