@@ -39,6 +39,7 @@ class FaultKind(enum.StrEnum):
     NOT_FOUND = "not_found"
     QUOTA_EXHAUSTED = "quota_exhausted"
     PROVIDER_ERROR = "provider_error"
+    CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"  # final: compact, never retry as is
 
 
 _RETRYABLE_BY_DEFAULT = frozenset(
@@ -66,6 +67,8 @@ class ModelStreamError(AcpBridgeError):
         status: the HTTP status when there was one.
         provider_code: the provider's own error type or code, e.g. ``overloaded_error``.
         retry_after: seconds the server asked us to wait, uncapped (the policy caps it).
+        context: for `CONTEXT_LENGTH_EXCEEDED`, the (prompt tokens, window) the provider
+            named, when it named them (either may be None).
     """
 
     def __init__(
@@ -78,6 +81,7 @@ class ModelStreamError(AcpBridgeError):
         status: int | None = None,
         provider_code: str | None = None,
         retry_after: float | None = None,
+        context: tuple[int | None, int | None] | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -87,6 +91,7 @@ class ModelStreamError(AcpBridgeError):
         self.status = status
         self.provider_code = provider_code
         self.retry_after = retry_after
+        self.context = context
 
     def __repr__(self) -> str:
         return (

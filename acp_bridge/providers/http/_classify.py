@@ -8,6 +8,8 @@ spell errors differently; what they mean is decided here, once:
 - 400/413/422 (bad request), 401/403 (auth) and 404 are not retryable.
 - In-band errors are classified by their type/code (`overloaded_error`, `server_error`,
   `UNAVAILABLE`, ...), then by a numeric code, and are retryable when unknown.
+- "The prompt does not fit the context window", in each provider's words (`_overflow`), is
+  `context_length_exceeded`, final whatever the status (COMPACT-001): the engine compacts.
 - The server's wait (`retry-after-ms`, `retry-after` seconds or HTTP date, Gemini
   `RetryInfo.retryDelay`) is kept uncapped in `retry_after`; the retry policy caps it.
 """
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase, kind_for_status
+from acp_bridge.providers.http._overflow import context_overflow
 
 __all__ = [
     "error_from_payload",
@@ -32,6 +35,9 @@ __all__ = [
 ]
 
 _MESSAGE_LIMIT = 300
+# Statuses an over-long prompt comes back with (llama.cpp builds before the dedicated error
+# type answered 500): other statuses are never taken for one, whatever their text.
+_OVERFLOW_STATUSES = frozenset({400, 413, 422, 500})
 
 _KIND_BY_TYPE: Mapping[str, tuple[FaultKind, bool]] = {
     # Anthropic error.type, OpenAI error.type/code, google.rpc status names, llama.cpp/vLLM.
@@ -52,8 +58,8 @@ _KIND_BY_TYPE: Mapping[str, tuple[FaultKind, bool]] = {
     "invalid_argument": (FaultKind.BAD_REQUEST, False),
     "failed_precondition": (FaultKind.BAD_REQUEST, False),
     "badrequesterror": (FaultKind.BAD_REQUEST, False),
-    "exceed_context_size_error": (FaultKind.BAD_REQUEST, False),
-    "context_length_exceeded": (FaultKind.BAD_REQUEST, False),
+    "exceed_context_size_error": (FaultKind.CONTEXT_LENGTH_EXCEEDED, False),
+    "context_length_exceeded": (FaultKind.CONTEXT_LENGTH_EXCEEDED, False),
     "request_too_large": (FaultKind.BAD_REQUEST, False),
     "authentication_error": (FaultKind.AUTH_FAILED, False),
     "permission_error": (FaultKind.AUTH_FAILED, False),
@@ -123,6 +129,9 @@ def error_from_status(
     retry_after = parse_retry_after(headers)
     if retry_after is None:
         retry_after = _retry_info(payload)
+    overflow = context_overflow(payload, type_code) if status in _OVERFLOW_STATUSES else None
+    if overflow is not None:
+        kind, retryable = FaultKind.CONTEXT_LENGTH_EXCEEDED, False
     detail = _message(payload) or body.decode("utf-8", "replace").strip() or "no error body"
     return ModelStreamError(
         kind,
@@ -132,6 +141,7 @@ def error_from_status(
         status=status,
         provider_code=type_code,
         retry_after=retry_after,
+        context=overflow,
     )
 
 
@@ -156,6 +166,9 @@ def error_from_payload(
         kind, retryable = FaultKind.SERVER_ERROR, True
     if _is_quota(status or 0, type_code, error):
         kind, retryable = FaultKind.QUOTA_EXHAUSTED, False
+    overflow = context_overflow(error, type_code)
+    if overflow is not None:
+        kind, retryable = FaultKind.CONTEXT_LENGTH_EXCEEDED, False
     detail = _message(error) or "error event without a message"
     return ModelStreamError(
         kind,
@@ -165,6 +178,7 @@ def error_from_payload(
         status=status,
         provider_code=type_code,
         retry_after=_retry_info(error),
+        context=overflow,
     )
 
 
