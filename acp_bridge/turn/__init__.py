@@ -19,18 +19,17 @@ from acp_bridge.turn._permission import (
     SessionMode,
     permission_options,
 )
-from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
-from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
-from acp_bridge.turn._runner import (
+from acp_bridge.turn._request import (
     AttemptReport,
     StopReason,
-    Turn,
     TurnJournal,
     TurnRequest,
     TurnResult,
-    run_turn,
     turn_id_for,
 )
+from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
+from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
+from acp_bridge.turn._runner import Turn, run_turn
 from acp_bridge.turn._tool_calls import ToolRun
 from acp_bridge.turn._updates import (
     AgentText,

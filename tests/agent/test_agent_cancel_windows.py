@@ -157,7 +157,7 @@ async def test_a_connection_closed_mid_turn_records_the_turn_interrupted(tmp_pat
                     await anyio.wait_all_tasks_blocked()
             await link.client_side.send_eof()  # the editor went away mid-turn
             with anyio.fail_after(10):
-                while not peer.closed or agent._sessions[session].running is not None:
+                while not peer.closed or agent._conn.sessions[session].running is not None:
                     await anyio.wait_all_tasks_blocked()
         tg.cancel_scope.cancel()
     agent.close()

@@ -1,0 +1,74 @@
+"""What every handler of one connection shares: its sessions, the editor's capabilities,
+and the services the handlers call (store, ledger, auth, MCP servers, model list).
+
+The handlers themselves live by concern: `_lifecycle` (sessions open and close),
+`_prompting` (prompt turns), `_agent` (the method table, initialization, auth).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from acp_bridge import protocol as acp
+from acp_bridge.agent._auth import AuthGate
+from acp_bridge.agent._cancel import TurnTickets
+from acp_bridge.agent._config import AgentConfig
+from acp_bridge.agent._durable import DurableSessions
+from acp_bridge.agent._editor import PeerEditorClient
+from acp_bridge.agent._mcp import McpSessions
+from acp_bridge.agent._models import ModelList
+from acp_bridge.agent._options import config_options, mode_state
+from acp_bridge.agent._session import Session
+from acp_bridge.jsonrpc import JsonRpcPeer
+from acp_bridge.tools import EditorCapabilities, ToolContext
+from acp_bridge.turn import EffectLedger
+
+__all__ = ["Connection"]
+
+
+@dataclass(slots=True)
+class Connection:
+    """One connection's state. `mcp` is set right after construction (it reads the client
+    capabilities through this object)."""
+
+    config: AgentConfig
+    peer: JsonRpcPeer
+    ledger: EffectLedger
+    tickets: TurnTickets
+    durable: DurableSessions
+    auth: AuthGate
+    models: ModelList
+    mcp: McpSessions = field(init=False)
+    sessions: dict[str, Session] = field(default_factory=dict)
+    client_caps: acp.ClientCapabilities | None = None
+    editor_caps: EditorCapabilities = field(default_factory=EditorCapabilities)
+
+    def session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:  # AGENT-SESSID-001: -32002, whatever the method
+            raise self.durable.unknown_session(session_id)
+        return session
+
+    @property
+    def notices(self) -> bool:
+        """The client takes `notice` updates (it said so in `initialize`)."""
+        caps = self.client_caps
+        return caps is not None and caps.session is not None and caps.session.notices is not None
+
+    def modes(self, session: Session) -> acp.SessionModeState:
+        return mode_state(session.mode)
+
+    def config_options(self, session: Session) -> list[acp.SessionConfigOption]:
+        effort, levels = session.reasoning or self.config.reasoning_effort, self.config.levels
+        return config_options(session.model, self.models.models, effort, levels)
+
+    def open_options(self) -> dict[str, list[acp.SessionConfigOption]]:
+        return {i: self.config_options(s) for i, s in self.sessions.items() if not s.closed}
+
+    def tool_context(self, session: Session) -> ToolContext:
+        caps = self.editor_caps
+        uses_editor = caps.read_text_file or caps.write_text_file or caps.terminal
+        editor = PeerEditorClient(self.peer, session.session_id, caps) if uses_editor else None
+        return ToolContext(
+            session_id=session.session_id, cwd=session.cwd, roots=session.roots, editor=editor
+        )

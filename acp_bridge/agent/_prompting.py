@@ -1,0 +1,178 @@
+"""Prompt turns of one connection: `session/prompt` and `session/cancel`.
+
+Every update of a turn is written before the `session/prompt` response (the sink awaits
+each write, and the response is written after the turn engine returns); `session/cancel`
+ends a turn with `stopReason: "cancelled"`, never an error, and a cancel for an idle or
+unknown session is harmless. Each turn is journaled as it runs (SESS-010).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import anyio
+
+from acp_bridge import protocol as acp
+from acp_bridge._json import JsonValue
+from acp_bridge.agent._connection import Connection
+from acp_bridge.agent._durable import store_errors
+from acp_bridge.agent._ending import failed_note, outside_end, record_end
+from acp_bridge.agent._instructions import load_instructions, system_prompt
+from acp_bridge.agent._links import prompt_turn
+from acp_bridge.agent._prompt import prompt_title
+from acp_bridge.agent._replay import iso_time
+from acp_bridge.agent._report import turn_report
+from acp_bridge.agent._session import Session
+from acp_bridge.agent._sink import PeerTurnSink, send_session_update
+from acp_bridge.errors import InvalidRequest
+from acp_bridge.jsonrpc import Reply, RequestId, current_request_id
+from acp_bridge.sessions import TurnRecorder, TurnStart, TurnState
+from acp_bridge.turn import StopReason, Turn, TurnFailed, TurnRequest
+
+__all__ = ["PromptTurns"]
+
+_log = logging.getLogger("acp_bridge.agent")
+
+
+class PromptTurns:
+    """The prompt methods of one connection."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    async def session_prompt(self, params: JsonValue) -> Reply:
+        request_id = current_request_id()
+        try:
+            return await self._prompt(acp.from_wire(acp.PromptRequest, params), request_id)
+        finally:
+            self._conn.tickets.release(request_id)
+
+    async def _prompt(self, request: acp.PromptRequest, request_id: RequestId | None) -> Reply:
+        conn = self._conn
+        scope = conn.tickets.scope(request_id, request.session_id)  # AGENT-CANCEL-002
+        session = conn.session(request.session_id)
+        prompt = await prompt_turn(request.prompt, session.model, conn.tool_context(session))
+        conn.auth.require()
+        if session.running is not None or not session.idle.is_set():
+            raise InvalidRequest(
+                f"A prompt turn is already running in session {session.session_id}; "
+                "cancel it or wait for its response",
+                {"sessionId": session.session_id},
+            )
+        store = conn.durable.store
+        with store_errors():
+            # The turn and its prompt are durable before the model is called (SESS-010).
+            start = store.begin_turn(
+                session.session_id,
+                conn.durable.owner,
+                [acp.to_wire(block) for block in request.prompt],
+                prompt,
+            )
+            if start.retry_of is not None:
+                # Sent again after it was interrupted: the same turn from its start (SESS-021).
+                history = store.history(session.session_id)
+                session.history = history[:-1]  # without the prompt just stored
+        session.turns = start.ordinal
+        live = session.live_updates(notices=conn.notices, context_window=conn.config.context_window)
+        sink = PeerTurnSink(conn.peer, session.session_id, live)
+        recorder = TurnRecorder(store, session.session_id, start, sink)
+        config = conn.config
+        turn = TurnRequest(
+            turn_id=start.turn_id,
+            id_prefix=start.id_prefix,
+            session_id=session.session_id,
+            history=session.history,
+            prompt=prompt,
+            provider=config.provider,
+            model=session.model,
+            tools=await conn.mcp.tools_for(session.session_id, config.tools),
+            make_context=lambda: conn.tool_context(session),
+            sink=recorder,
+            journal=recorder,
+            ledger=conn.ledger,
+            permissions=session.permissions,
+            mode=session.mode,
+            current_mode=lambda: session.mode,  # TURN-MODE-001: set_mode applies mid-turn
+            system=self._system_prompt(session),
+            policy=config.retry_policy,
+            max_model_calls=config.max_model_calls,
+            reasoning=session.reasoning or config.reasoning_effort,
+        )
+        started = time.monotonic()
+        engine = Turn(turn)
+        session.idle = anyio.Event()
+        try:
+            # Chunks are written behind the turn; leaving `running()` writes what is queued,
+            # so every update is on the wire before the response (AGENT-ORDER-001).
+            async with sink.running():
+                with scope, store_errors():
+                    session.running = scope
+                    try:
+                        result = await engine.run()
+                    finally:
+                        session.running = None
+            if scope.cancelled_caught:
+                # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
+                result = engine.result(StopReason.CANCELLED)
+            self._end_turn(session, start, TurnState.COMPLETED, result.stop_reason.value)
+        except TurnFailed as error:
+            self._end_turn(session, start, TurnState.FAILED, None, failed_note(error.message))
+            raise
+        except Exception:
+            self._end_turn(session, start, TurnState.FAILED, None, failed_note("internal error"))
+            raise
+        except BaseException:  # AGENT-CANCEL-003: $/cancel_request, or the connection closed
+            self._end_turn(session, start, *outside_end(conn.peer.closed))
+            raise
+        finally:
+            session.idle.set()
+        stop = result.stop_reason.value
+        _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
+        if session.title is None and not session.closed:
+            await self._announce_title(session, prompt_title(prompt))
+        response = acp.PromptResponse(
+            stop_reason=acp.StopReason(stop),
+            field_meta={"acpBridge": turn_report(start, result)},
+        )
+        return Reply(acp.to_wire(response))
+
+    def _end_turn(
+        self, session: Session, start: TurnStart, state: TurnState, *end: str | None
+    ) -> None:
+        record_end(self._conn.durable.opened, session, start, state, *end)
+
+    async def _announce_title(self, session: Session, title: str) -> None:
+        """SESS-033: the title, once the first turn completed, before its response."""
+        session.title = title
+        with store_errors():
+            self._conn.durable.store.update(session.session_id, title=title)
+        update = acp.SessionInfoUpdate(title=title, updated_at=iso_time(session.updated_at))
+        await send_session_update(self._conn.peer, session.session_id, update)
+
+    def _system_prompt(self, session: Session) -> str:
+        """INSTR-001: the base, the user's addition, the directories, project instructions."""
+        instructions = load_instructions(session.roots)
+        if session.live is not None and not session.instructions_told:
+            session.instructions_told = True  # INSTR-003: told once per session here
+            session.live.announce(instructions.notice())
+        config = self._conn.config
+        return system_prompt(
+            config.system_prompt,
+            config.append_system_prompt,
+            session.cwd,
+            session.additional_directories,
+            instructions,
+        )
+
+    async def session_cancel(self, params: JsonValue) -> None:
+        conn = self._conn
+        try:
+            request = acp.from_wire(acp.CancelNotification, params)
+        except Exception:
+            _log.warning("ignoring malformed session/cancel")
+            return
+        pending = conn.tickets.cancel(request.session_id)  # also a turn not started yet
+        session = conn.sessions.get(request.session_id)
+        if not (session is not None and session.cancel()) and not pending:
+            _log.debug("session/cancel for idle or unknown session %s", request.session_id)

@@ -1,0 +1,218 @@
+"""One model call of a turn: attempts until one completes, retried per `RetryPolicy`.
+
+Each attempt is streamed and its chunks forwarded as they arrive; a retry that follows shown
+output opens with a reset chunk, sent before the back-off (RESET-001); a retry is told in
+words (WAIT-001) and the total waiting is capped (WAIT-003). Usage is reported after every
+call, failed ones included (USAGE-001, USAGE-002).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+
+import anyio
+import anyio.lowlevel
+
+from acp_bridge.providers import (
+    FaultKind,
+    FinishReason,
+    ModelRequest,
+    ModelStreamError,
+    StreamStart,
+    TextDelta,
+    ThoughtDelta,
+    ToolSpec,
+    Usage,
+)
+from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall
+from acp_bridge.turn._clean import repaired_chunk
+from acp_bridge.turn._history import repair_history
+from acp_bridge.turn._request import TurnRequest
+from acp_bridge.turn._reset import ChunkPresenter
+from acp_bridge.turn._retry import GiveUp, TurnFailed
+from acp_bridge.turn._usage import usage_report
+from acp_bridge.turn._watch import ProgressWatch, retry_notice, wait_exceeded
+
+__all__ = ["FILTERED", "ModelCaller"]
+
+logger = logging.getLogger(__name__)
+
+FILTERED = frozenset({FinishReason.CONTENT_FILTER, FinishReason.REFUSAL})
+_CHUNK_EVENTS = (TextDelta, ThoughtDelta)  # a tuple: isinstance checks it faster than a union
+_NO_PROGRESS = (StreamStart, Usage)  # a server that only opens streams makes no progress
+
+
+class ModelCaller:
+    """The model calls of one turn, in order (`calls`), and how many retries they took."""
+
+    def __init__(
+        self, request: TurnRequest, id_prefix: str, specs: Callable[[], tuple[ToolSpec, ...]]
+    ) -> None:
+        self.request = request
+        self.id_prefix = id_prefix
+        self.specs = specs  # the tools offered, read afresh for every request (TURN-MODE-001)
+        self.calls: list[ModelCall] = []
+        self.retries = 0
+        self._seq = itertools.count(1)
+
+    async def call(self) -> Attempt:
+        """Attempts until one completes; raises `TurnFailed` when retrying cannot help."""
+        request, policy = self.request, self.request.policy
+        call = ModelCall(len(self.calls) + 1, seq=self._seq)
+        self.calls.append(call)
+        presenter = ChunkPresenter(self.id_prefix, call.number)
+        attempt = call.start_attempt()
+        filtered = 0
+        watch = ProgressWatch(stall_after=policy.stall_notice_after, max_wait=policy.max_wait)
+        while True:
+            failure: ModelStreamError | None = None
+            try:
+                await self._watched_stream(call, attempt, presenter, watch)
+            except ModelStreamError as error:
+                failure = error
+            else:
+                assert attempt.finish is not None
+                if not (
+                    attempt.finish.reason in FILTERED
+                    and filtered < policy.content_filter_retries
+                    and self.retries < policy.max_retries_per_turn
+                ):
+                    return attempt
+                filtered += 1
+            await anyio.lowlevel.checkpoint_if_cancelled()  # TURN-015: never retry after cancel
+            reason = FaultKind.CONTENT_FILTERED.value if failure is None else failure.kind.value
+            attempt.abandon(reason)
+            delay = 0.0
+            if failure is not None:
+                decision = policy.decide(
+                    failure,
+                    attempt=attempt.number,
+                    retries_in_turn=self.retries,
+                    random=request.random,
+                )
+                give_up = decision.give_up
+                if watch.exceeded:
+                    give_up = GiveUp.MAX_WAIT_EXCEEDED
+                elif decision.retry and watch.would_exceed(decision.delay):
+                    give_up = GiveUp.MAX_WAIT_EXCEEDED  # WAIT-003: no back-off past the cap
+                    failure = wait_exceeded(failure, request.provider.name, watch, decision.delay)
+                if give_up is not None:
+                    await self.report_usage(call)  # USAGE-002: failed calls were billed too
+                    final = presenter.give_up_for(attempt, reason, give_up.value)
+                    if final is not None:
+                        await request.sink.send_update(final)  # RESET-010: before the error
+                    raise TurnFailed.from_error(
+                        failure,
+                        give_up,
+                        attempts=attempt.number,
+                        model_call=call.number,
+                        policy=policy,
+                    )
+                delay = decision.delay
+            self.retries += 1
+            new = call.start_attempt()
+            reset = presenter.reset_for(attempt, new, reason)
+            await request.sink.send_update(  # WAIT-001: a retry in words
+                retry_notice(failure, new.number, policy.max_attempts, delay)
+            )
+            if reset is not None:
+                await request.sink.send_update(reset)  # RESET-001: before the back-off
+            logger.info(
+                "retrying model call %d as attempt %d in %.2f s (%s)",
+                call.number,
+                new.number,
+                delay,
+                reason,
+            )
+            await request.sleep(delay)
+            attempt = new
+
+    async def _watched_stream(
+        self, call: ModelCall, attempt: Attempt, presenter: ChunkPresenter, watch: ProgressWatch
+    ) -> None:
+        """`_stream` beside the watch's task (WAIT-002, WAIT-003); the stream's own exception
+        leaves unwrapped."""
+        failure: Exception | None = None
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch.watch, scope, self.request.sink.send_update)
+                try:
+                    await self._stream(call, attempt, presenter, watch)
+                except Exception as exc:
+                    failure = exc
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        if watch.exceeded:
+            raise wait_exceeded(None, self.request.provider.name, watch, 0.0)
+
+    async def report_usage(self, call: ModelCall) -> None:
+        report = usage_report(call)
+        if report is not None:
+            await self.request.sink.send_update(report)
+
+    async def _stream(
+        self, call: ModelCall, attempt: Attempt, presenter: ChunkPresenter, watch: ProgressWatch
+    ) -> None:
+        request = self.request
+        repaired, _ = repair_history(request.history)  # TURN-007: before every request
+        if repaired != request.history:
+            request.history[:] = repaired
+        model_request = ModelRequest(
+            model=request.model,
+            messages=tuple(request.history),
+            tools=self.specs(),
+            system=request.system,
+            attempt=attempt.number,
+            reasoning=request.reasoning,
+        )
+        stream = request.provider.stream(model_request)
+        send_update = request.sink.send_update
+        try:
+            while True:
+                # Inline rather than a helper coroutine: one `anext` per event is the hot
+                # path. Only the adapter's own failures are caught here; the sink's
+                # exceptions (below, outside this `try`) propagate as they are.
+                try:
+                    event = await anext(stream)
+                except StopAsyncIteration:
+                    break
+                except (ModelStreamError, anyio.get_cancelled_exc_class()):
+                    raise
+                except Exception as exc:
+                    raise _outside_contract(exc, request.provider.name) from exc
+                if isinstance(event, _CHUNK_EVENTS) and not event.text.isascii():
+                    event = repaired_chunk(event)  # TURN-TEXT-001: the last line of defence
+                call.feed(event)
+                if not isinstance(event, _NO_PROGRESS):
+                    watch.seen += 1
+                if isinstance(event, _CHUNK_EVENTS):
+                    update = presenter.chunk_for(attempt, event)
+                    if update is not None:
+                        await send_update(update)
+                if attempt.state is AttemptState.COMPLETED:
+                    break
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                # Shielded and bounded, so the adapter can close its connection even when
+                # the turn is being cancelled.
+                with anyio.move_on_after(self.request.cleanup_timeout, shield=True):
+                    await aclose()
+        if attempt.state is AttemptState.OPEN:
+            raise ModelStreamError(FaultKind.INCOMPLETE_STREAM, "the stream ended without a finish")
+
+
+def _outside_contract(exc: Exception, provider: str) -> ModelStreamError:
+    """A raw exception from the adapter becomes a clear, final `ModelStreamError`.
+
+    Called while the exception is being handled (the log records its traceback).
+    """
+    logger.exception("provider %s raised outside its contract", provider)
+    return ModelStreamError(
+        FaultKind.PROVIDER_ERROR,
+        f"the provider failed unexpectedly ({type(exc).__name__})",
+        retryable=False,
+    )
