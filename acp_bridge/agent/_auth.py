@@ -3,7 +3,7 @@
 spec/authentication.md. Every configuration advertises the agent method `api-key` (the ACP
 registry admits only agents with an agent or terminal method, the scripted default included);
 `authenticate` with it answers `{}` when the provider has what it needs (a key from the
-standard variable or a stored `acp-bridge login`, or no key needed at all) and a -32000 naming
+standard variable or a stored `acp-bridge-agent login`, or no key needed at all) and a -32000 naming
 both ways to log in when not (AUTH-WIRE-002). The terminal method `login` (`type:
 "terminal"`, args `login ...`) is advertised only when the client set
 `clientCapabilities.auth.terminal` (AUTH-WIRE-001), and is never accepted by `authenticate`.
@@ -54,7 +54,7 @@ class AuthOffer:
     forget: Callable[[], None] | None = None
 
     def login_command(self) -> str:
-        return "acp-bridge " + " ".join(self.login_args)
+        return "acp-bridge-agent " + " ".join(self.login_args)
 
 
 def offer_for(offer: AuthOffer | None, missing_key_vars: tuple[str, ...]) -> AuthOffer:

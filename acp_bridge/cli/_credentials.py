@@ -1,4 +1,4 @@
-"""Stored API keys: what `acp-bridge login` saves and `acp-bridge logout` removes.
+"""Stored API keys: what `acp-bridge-agent login` saves and `acp-bridge-agent logout` removes.
 
 The keys live in one per-user JSON file, `$XDG_CONFIG_HOME/acp-bridge/credentials.json`
 (default `~/.config/acp-bridge/credentials.json`), created with mode 0600 in a 0700 folder
@@ -44,7 +44,7 @@ def credentials_path(environ: Mapping[str, str] | None = None) -> Path:
 
 def load_keys(path: Path) -> dict[str, str]:
     """The stored keys by provider kind; {} when nothing is stored (or the file is unreadable:
-    a broken file must not stop the bridge, `acp-bridge doctor` reports it)."""
+    a broken file must not stop the bridge, `acp-bridge-agent doctor` reports it)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -294,7 +294,8 @@ def _print_scenario(
 
 def _print_run(run: _Run, write: Write, s: _Style) -> None:
     write(
-        s.bold("acp-bridge demo") + " · what editors show when a model stream breaks and is retried"
+        s.bold("acp-bridge-agent demo")
+        + " · what editors show when a model stream breaks and is retried"
     )
     write(s.dim(f"spawned like an editor does: {' '.join(run.argv)}"))
     write(s.dim("scripted model: no API key, no network; temporary workspace and state directory"))
@@ -398,7 +399,7 @@ async def run_demo(
             with anyio.fail_after(60):
                 run = await _play(names, root, transcript if transcript is not None else [])
         except Exception as exc:  # the bridge died or hung: say so, no traceback
-            out(f"acp-bridge demo: the bridge did not complete the demo: {exc!r}")
+            out(f"acp-bridge-agent demo: the bridge did not complete the demo: {exc!r}")
             return 1
         if options.json:
             out(json.dumps(_summary(run), indent=2, ensure_ascii=False))

@@ -1,4 +1,4 @@
-"""`acp-bridge doctor`: one line per check, a nonzero exit when something is wrong.
+"""`acp-bridge-agent doctor`: one line per check, a nonzero exit when something is wrong.
 
 Checks, in order (spec/configuration.md, CONF-DOCTOR-001): the configuration resolves; the
 provider has a key (or needs none); the provider answers its model list (or exactly why not:
@@ -80,7 +80,7 @@ def _key(settings: BridgeSettings) -> Iterable[Check]:
             "key",
             False,
             f"the {settings.provider} provider needs an API key: set {' or '.join(missing)}, "
-            f"or run `acp-bridge login --provider {settings.provider}`",
+            f"or run `acp-bridge-agent login --provider {settings.provider}`",
         )
     else:
         yield Check("key", True, f"none needed for the local server {settings.base_url}")

@@ -1,4 +1,4 @@
-"""`acp-bridge login` and `acp-bridge logout`: the terminal side of authentication.
+"""`acp-bridge-agent login` and `acp-bridge-agent logout`: the terminal side of authentication.
 
 `login` is what the editor's terminal auth method runs (spec/authentication.md, AUTH-LOGIN-001):
 pick the provider (the configured one, else asked), paste the key with hidden input, test it
@@ -50,7 +50,7 @@ def _ask_base_url(provider: str, stdin: TextIO, out: TextIO) -> str | None:
 
 
 def _read_key(provider: str, stdin: TextIO, out: TextIO) -> str:
-    """Hidden input on a terminal; from a pipe (`... | acp-bridge login`) the first line, with
+    """Hidden input on a terminal; from a pipe (`... | acp-bridge-agent login`) the first line, with
     no warning about echo (there is no terminal to echo on)."""
     if _is_terminal(stdin):
         return getpass.getpass(f"Paste the {provider} API key (input hidden): ", stream=out)
@@ -89,17 +89,17 @@ def main_login(
     if provider is None:
         provider = _ask_provider(stdin, out)
         if provider is None:
-            out.write(f"acp-bridge login: choose one of {', '.join(_HTTP_KINDS)}\n")
+            out.write(f"acp-bridge-agent login: choose one of {', '.join(_HTTP_KINDS)}\n")
             return 2
         base_url = _ask_base_url(provider, stdin, out)
     try:
         key = _read_key(provider, stdin, out)
     except (EOFError, KeyboardInterrupt):
-        out.write("\nacp-bridge login: cancelled, nothing stored\n")
+        out.write("\nacp-bridge-agent login: cancelled, nothing stored\n")
         return 1
     key = key.strip()
     if not key:
-        out.write("acp-bridge login: no key entered, nothing stored\n")
+        out.write("acp-bridge-agent login: no key entered, nothing stored\n")
         return 1
     out.write(f"Testing the key against {provider} ...\n")
     out.flush()
@@ -110,13 +110,13 @@ def main_login(
             if probe.reason in ("http-401", "http-403")
             else ("could not test the key")
         )
-        out.write(f"acp-bridge login: {what}: {probe.line}. Nothing stored.\n")
+        out.write(f"acp-bridge-agent login: {what}: {probe.line}. Nothing stored.\n")
         return 1
     path = credentials_path()
     try:
         store_key(path, provider, key)
     except CredentialsError as exc:
-        out.write(f"acp-bridge login: {exc}\n")
+        out.write(f"acp-bridge-agent login: {exc}\n")
         return 1
     out.write(f"Logged in to {provider}: {probe.line}. The key is stored in {path} (mode 0600).\n")
     if env := _env_var_set(provider):
@@ -132,7 +132,7 @@ def main_logout(settings: BridgeSettings, out: TextIO | None = None) -> int:
     try:
         removed = forget_keys(path, provider)
     except CredentialsError as exc:
-        out.write(f"acp-bridge logout: {exc}\n")
+        out.write(f"acp-bridge-agent logout: {exc}\n")
         return 1
     if removed:
         out.write(f"Logged out: removed the stored key(s) of {', '.join(removed)} from {path}.\n")

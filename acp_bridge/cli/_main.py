@@ -20,8 +20,9 @@ __all__ = ["SUBCOMMANDS", "TTY_HINT", "build_parser", "main"]
 
 SUBCOMMANDS = ("login", "logout", "doctor")
 TTY_HINT = (
-    "acp-bridge: acp-bridge is an ACP agent an editor launches over stdio; try `acp-bridge demo`, "
-    "see README (serving on this terminal anyway: type JSON-RPC lines, Ctrl-D to end)"
+    "acp-bridge: acp-bridge is an ACP agent an editor launches over stdio; "
+    "try `acp-bridge-agent demo`, see README "
+    "(serving on this terminal anyway: type JSON-RPC lines, Ctrl-D to end)"
 )
 
 _log = logging.getLogger("acp_bridge")

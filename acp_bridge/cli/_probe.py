@@ -1,6 +1,7 @@
 """Reaching a provider from the command line: list its models, or say exactly why not.
 
-Used by `acp-bridge login` (to test a pasted key before storing it) and `acp-bridge doctor`.
+Used by `acp-bridge-agent login` (to test a pasted key before storing it) and
+`acp-bridge-agent doctor`.
 One bounded GET of the provider's model list (`{base}/models`, Anthropic `{base}/v1/models`);
 every failure becomes one sentence with the URL asked and the likely fix (the hints shared
 with the model stream, `acp_bridge.providers.http._hints`). The key is never shown.

@@ -4,7 +4,7 @@ The config file is TOML (`--config FILE`, default `$XDG_CONFIG_HOME/acp-bridge/c
 a missing default file is fine, a missing explicit one is an error. Every setting is in the
 one table of `acp_bridge.cli._setting_table`; each error names the setting, where its value
 came from and the fix (spec/configuration.md). API keys are read only from the providers'
-standard environment variables or the stored `acp-bridge login`, never from flags or the
+standard environment variables or the stored `acp-bridge-agent login`, never from flags or the
 config file, so they never land in shell history or a committed file.
 """
 

@@ -1,5 +1,5 @@
 """Helpers of the authentication and configuration tests: a loopback model-list server and a
-pseudo-terminal driver for `acp-bridge login`."""
+pseudo-terminal driver for `acp-bridge-agent login`."""
 
 from __future__ import annotations
 

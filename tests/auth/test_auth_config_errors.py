@@ -110,7 +110,7 @@ def test_started_on_a_terminal_it_says_what_it_is_and_still_serves(tmp_path: Pat
     env = isolated_env(tmp_path / "home")
     bridge = PtyProcess([sys.executable, "-m", "acp_bridge"], env)
     bridge.expect(
-        "acp-bridge is an ACP agent an editor launches over stdio; try `acp-bridge demo`, "
+        "acp-bridge is an ACP agent an editor launches over stdio; try `acp-bridge-agent demo`, "
         "see README"
     )
     bridge.send('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}')

@@ -1,5 +1,5 @@
 """Provider failures name the URL asked and the fix (CONF-ERR-003): in the model stream's
-errors, in the turn's give-up message, and in `acp-bridge doctor` over real loopback servers."""
+errors, in the turn's give-up message, and in `acp-bridge-agent doctor` over real loopback servers."""
 
 from __future__ import annotations
 
@@ -48,8 +48,9 @@ async def test_a_404_shows_the_url_asked_and_suggests_the_missing_v1() -> None:
 async def test_a_401_names_the_key_variable_and_the_login_command() -> None:
     error = await _stream_error("/v1", 401)
     assert error.kind is FaultKind.AUTH_FAILED
-    assert "refused the API key (HTTP 401): set OPENAI_API_KEY, or run `acp-bridge login " in (
-        error.message
+    assert (
+        "refused the API key (HTTP 401): set OPENAI_API_KEY, or run `acp-bridge-agent login "
+        in (error.message)
     )
     assert "sk-wrong" not in error.message
 
@@ -121,7 +122,7 @@ def test_doctor_against_real_loopback_servers(tmp_path: Path) -> None:
         assert status == 1
         assert _line(lines, "provider") == (
             f"FAIL  provider: {server.base_url}/models refused the API key (HTTP 401): set "
-            "OPENAI_API_KEY, or run `acp-bridge login --provider openai`"
+            "OPENAI_API_KEY, or run `acp-bridge-agent login --provider openai`"
         )
 
     refused = f"http://127.0.0.1:{closed_port()}/v1"
@@ -158,7 +159,7 @@ def test_doctor_names_a_missing_key_a_bad_state_dir_and_a_bad_config(tmp_path: P
     assert out.returncode == 1
     assert _line(lines, "key") == (
         "FAIL  key: the gemini provider needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY, "
-        "or run `acp-bridge login --provider gemini`"
+        "or run `acp-bridge-agent login --provider gemini`"
     )
     assert _line(lines, "provider").startswith(
         "FAIL  provider: cannot resolve the host 'no-such-host.invalid'"

@@ -73,9 +73,9 @@ async def test_authenticate_both_ways_and_a_login_needs_no_restart(tmp_path: Pat
         error = refused["error"]
         assert error["code"] == -32000
         assert "OPENAI_API_KEY" in error["message"]
-        assert "acp-bridge login --provider openai" in error["message"]
+        assert "acp-bridge-agent login --provider openai" in error["message"]
         assert error["data"]["env"] == ["OPENAI_API_KEY"]
-        assert error["data"]["login"] == "acp-bridge login --provider openai"
+        assert error["data"]["login"] == "acp-bridge-agent login --provider openai"
         new = await ed.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
         assert new["error"]["code"] == -32000
         terminal = await ed.request("authenticate", {"methodId": "login"})
@@ -160,7 +160,7 @@ def test_over_stdio_a_stored_login_authenticates_and_logout_removes_it(tmp_path:
             assert client.request("authenticate", {"methodId": "api-key"})["error"]["code"] == (
                 -32000
             )
-            store_key(path, "openai", server.key or "")  # what `acp-bridge login` stores
+            store_key(path, "openai", server.key or "")  # what `acp-bridge-agent login` stores
             assert client.request("authenticate", {"methodId": "api-key"})["result"] == {}
             assert client.request("logout", {})["result"] == {}
             assert load_keys(path) == {}

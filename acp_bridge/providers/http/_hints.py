@@ -1,7 +1,7 @@
 """What to tell a user when a provider endpoint answers badly: the URL asked and the fix.
 
-One place for the hints that the model stream's errors, `acp-bridge login` and
-`acp-bridge doctor` all show (spec/configuration.md, CONF-ERR-003): a 401/403 names the key
+One place for the hints that the model stream's errors, `acp-bridge-agent login` and
+`acp-bridge-agent doctor` all show (spec/configuration.md, CONF-ERR-003): a 401/403 names the key
 variable and the login command, a 404 shows the URL that was asked and suggests a missing
 `/v1`, a refused connection says no server is running at the URL. URLs are shown without
 userinfo and query string (they may carry secrets).
@@ -31,7 +31,7 @@ def shown_url(url: str) -> str:
 
 def _key_fix(provider: str) -> str:
     names = " or ".join(api_key_env_vars(provider)) or "the provider's key variable"
-    return f"set {names}, or run `acp-bridge login --provider {provider}`"
+    return f"set {names}, or run `acp-bridge-agent login --provider {provider}`"
 
 
 def status_hint(provider: str, status: int, url: str) -> str:
