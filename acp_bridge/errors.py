@@ -150,17 +150,21 @@ class StateDirUnusable(InternalError):
 
     The one error for "state directory unusable", whoever finds it (the startup check, the
     effect ledger, the session store): `problem` is a short machine-readable word
-    (`not_a_directory`, `cannot_create`, `read_only`, `full`, `unreadable`), `detail` one
-    sentence without the full path (spec/configuration.md, CONF-STATE-001).
+    (`not_a_directory`, `cannot_create`, `read_only`, `full`, `corrupt`, `newer_schema`,
+    `busy`, `unusable`), `detail` one sentence without the full path, `fix` what to do when it
+    is not the default (another --state-dir) (spec/configuration.md, CONF-STATE-001).
     """
 
-    def __init__(self, problem: str, detail: str) -> None:
+    def __init__(self, problem: str, detail: str, fix: str | None = None) -> None:
         self.problem = problem
         self.detail = detail
+        fix = fix or (
+            "Set --state-dir or ACP_BRIDGE_STATE_DIR to a writable folder with free space "
+            "(default ~/.local/state/acp-bridge)"
+        )
         super().__init__(
-            f"The state directory is unusable: {detail}. Set --state-dir or "
-            "ACP_BRIDGE_STATE_DIR to a writable folder with free space (default "
-            "~/.local/state/acp-bridge); it is checked again at the next request that needs it",
+            f"The state directory is unusable: {detail}. {fix}; it is checked again at the "
+            "next request that needs it",
             {
                 "reason": "state_dir_unusable",
                 "problem": problem,

@@ -23,7 +23,13 @@ from pathlib import Path
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._replay import replay_session
 from acp_bridge.agent._session import Session
-from acp_bridge.errors import InternalError, ResourceNotFound, quote, session_data
+from acp_bridge.errors import (
+    InternalError,
+    ResourceNotFound,
+    StateDirUnusable,
+    quote,
+    session_data,
+)
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.sessions import (
     Owner,
@@ -58,7 +64,10 @@ def store_errors() -> Iterator[None]:
             },
         ) from error
     except SessionStoreError as error:
-        _log.error("session store: %s", error)
+        _log.error("session store: %s", error)  # the full path and SQLite's words: stderr only
+        if error.problem is not None:  # the file itself: named, with the fix (EFFECT-OPEN-001)
+            found = error.problem
+            raise StateDirUnusable(found.problem, found.detail, found.fix) from error
         raise InternalError(
             f"The session store is unavailable: {error}",
             {"reason": "session_store_unavailable"},

@@ -94,12 +94,9 @@ class _Connection:
             except OSError as error:
                 self._state_error = state_error_from(error)
             except LedgerUnavailable as error:
-                _log.error("%s", error)
-                self._state_error = (
-                    error
-                    if isinstance(error, JsonRpcError)
-                    else StateDirUnusable("unusable", "its effect ledger cannot be opened")
-                )
+                _log.error("%s", error)  # the full path and SQLite's words: stderr only
+                found = error.problem  # EFFECT-OPEN-001: the file and the fix, no full path
+                self._state_error = StateDirUnusable(found.problem, found.detail, found.fix)
         if self._state_error is not None:  # said once on stderr by the startup check
             _log.debug("%s", self._state_error.message)
             ledger = EffectLedger(None)

@@ -46,6 +46,7 @@ class TurnRecorder:
         self._chunks: list[tuple[str, str, str]] = []  # (kind, message id, text), in order
         self._calls: dict[str, StoredToolCall] = {}
         self._model_call = 0  # the model call whose attempt was kept last
+        self._earlier: frozenset[str] | None = None  # effect keys of earlier runs, read once
 
     # -- TurnSink --------------------------------------------------------------------------
 
@@ -112,6 +113,14 @@ class TurnRecorder:
 
     def tool_results_kept(self, message: ToolResults) -> None:
         self._store.add_message(self._session_id, self._start.seq, message)
+
+    def recorded_effect(self, effect_key: str) -> bool:
+        """EFFECT-LOST-001: an earlier run of this turn journaled the key as about to run."""
+        if self._start.retry_of is None:
+            return False  # a turn's first run: no earlier run journaled any of its keys
+        if self._earlier is None:
+            self._earlier = self._store.earlier_effect_keys(self._session_id, self._start)
+        return effect_key in self._earlier
 
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
         call = self._calls.get(tool_call_id)

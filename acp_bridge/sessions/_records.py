@@ -13,7 +13,7 @@ from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import AcpBridgeError
 from acp_bridge.providers import AssistantTurn, Message
 from acp_bridge.tools import Location, ToolContent, ToolKind
-from acp_bridge.turn import ToolStatus
+from acp_bridge.turn import StoreFileProblem, ToolStatus
 
 __all__ = [
     "DisplaySegment",
@@ -32,7 +32,14 @@ __all__ = [
 
 class SessionStoreError(AcpBridgeError):
     """The session store could not be opened, read or written (locked past the busy
-    timeout, disk full, a schema newer than this acp-bridge)."""
+    timeout, disk full, a schema newer than this acp-bridge).
+
+    `problem`, when the file itself is the trouble, says why without the full path (the
+    message may name it and goes to the log only: EFFECT-OPEN-001)."""
+
+    def __init__(self, message: str, problem: StoreFileProblem | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
 
 
 class SessionNotFound(SessionStoreError):

@@ -8,7 +8,9 @@ ledger, which knows better than the display what happened:
 - an effect key recorded `done`: the recorded outcome is shown (the effect ran);
 - `started`, not done: `failed`, outcome unknown (sending the prompt again asks before the
   effect runs again: EFFECT-009);
-- no record, or a call that never got to run: `failed`, not run;
+- an effect key the journal recorded and the ledger has no record of: the ledger lost it
+  (EFFECT-LOST-001), so `failed`, outcome unknown, exactly like `started`;
+- a call that never got to run (no effect key journaled): `failed`, not run;
 - a tool without side effects that was running: `failed`, not finished.
 
 When the turn's last kept model call made tool calls whose results were never kept, their
@@ -56,9 +58,10 @@ def settle_tool_call(
     call: StoredToolCall, record: EffectRecord | None, *, ledger_failed: bool = False
 ) -> tuple[StoredToolCall, str]:
     """The final state of an open tool call of an interrupted turn, and what the model is
-    told about it. `record` is the ledger's record of its effect key (None: no record);
-    `ledger_failed`: the ledger could not be read, so an effect's outcome is unknown."""
-    if call.effect_key is not None and (record is not None or ledger_failed):
+    told about it. `record` is the ledger's record of its effect key (None: no record; with a
+    journaled key, a record the ledger lost: EFFECT-LOST-001); `ledger_failed`: the ledger
+    could not be read. Either way an effect's outcome is then unknown."""
+    if call.effect_key is not None:
         if record is not None and record.state is EffectState.DONE and record.outcome:
             outcome = record.outcome
             kept = tuple(c for c in outcome.content if not isinstance(c, TerminalContent))
@@ -93,6 +96,12 @@ class _Effects:
         except LedgerUnavailable:
             logger.exception("could not look up effect %s while recovering", call.effect_key)
             return settle_tool_call(call, None, ledger_failed=True)
+        if record is None:
+            logger.warning(
+                "effect %s: the session journal recorded it as about to run, but the effect "
+                "ledger has no record of it (lost?); its outcome counts as unknown",
+                call.effect_key,
+            )
         return settle_tool_call(call, record)
 
     def told(self, call: StoredToolCall) -> str:
@@ -114,6 +123,7 @@ def recover_session(store: SessionStore, session_id: str, ledger: EffectLedger) 
     Returns how many turns were marked interrupted.
     """
     effects = _Effects(ledger)
+    _check_ledger_age(store, session_id, ledger)
     count = 0
     for turn in store.running_turns(session_id):  # not the whole session (issue 15.3)
         settled: list[StoredToolCall] = []
@@ -130,6 +140,24 @@ def recover_session(store: SessionStore, session_id: str, ledger: EffectLedger) 
         logger.info("turn %s of %s was interrupted; settled", turn.turn_id, session_id)
         count += 1
     return count
+
+
+def _check_ledger_age(store: SessionStore, session_id: str, ledger: EffectLedger) -> None:
+    """EFFECT-LOST-002: a journal with effects from before the ledger file was started has
+    outlived its ledger (deleted, truncated or replaced). Said on stderr; every key the journal
+    recorded and the ledger lacks is outcome unknown anyway (EFFECT-LOST-001)."""
+    if ledger.path is None:
+        return
+    older = store.effects_before(session_id, ledger.created_at)
+    if older:
+        logger.warning(
+            "session %s: its journal recorded %d effect(s) before the effect ledger %s was "
+            "started: the ledger was lost and started anew; those effects count as outcome "
+            "unknown, and the user is asked before any of them runs again",
+            session_id,
+            older,
+            EffectLedger.FILENAME,
+        )
 
 
 def _missing_results(turn: StoredTurn, told: dict[str, tuple[str, bool]]) -> ToolResults | None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from acp_bridge.sessions._records import SessionStoreError
+from acp_bridge.turn import file_problem, newer_schema
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connect", "migrate", "transaction"]
 
@@ -100,6 +101,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v2_mcp_servers_and_listing,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+FILENAME = "sessions.sqlite3"
 
 
 @contextlib.contextmanager
@@ -126,7 +128,8 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     if found > SCHEMA_VERSION:
         raise SessionStoreError(
             f"the session database has schema {found}; this acp-bridge knows "
-            f"{SCHEMA_VERSION}. Upgrade acp-bridge or use another --state-dir."
+            f"{SCHEMA_VERSION}. Upgrade acp-bridge or use another --state-dir.",
+            newer_schema(FILENAME, "its session store", found, SCHEMA_VERSION),
         )
     while (current := _version(db)) < target:
         with transaction(db):
@@ -152,7 +155,10 @@ def connect(path: Path | None, *, busy_timeout: float) -> sqlite3.Connection:
     except sqlite3.Error as error:
         if db is not None:
             db.close()
-        raise SessionStoreError(f"cannot open the session store {target}: {error}") from error
+        problem = file_problem(error, FILENAME, "its session store")  # no full path
+        raise SessionStoreError(
+            f"cannot open the session store {target}: {error}", problem
+        ) from error
     except SessionStoreError:
         if db is not None:
             db.close()

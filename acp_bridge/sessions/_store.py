@@ -26,6 +26,7 @@ from acp_bridge._json import JsonObject
 from acp_bridge.providers import Message, UserTurn
 from acp_bridge.sessions import _turn_rows as rows
 from acp_bridge.sessions._codec import dumps
+from acp_bridge.sessions._effect_rows import earlier_effect_keys, effects_before
 from acp_bridge.sessions._owner import Owner, owner_alive
 from acp_bridge.sessions._records import (
     SessionInUse,
@@ -352,6 +353,20 @@ class SessionStore:
         try:
             pages = rows.turn_pages(self._db, session_id, state=TurnState.RUNNING.value)
             return [turn for page in pages for turn in page]
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
+
+    def earlier_effect_keys(self, session_id: str, start: TurnStart) -> frozenset[str]:
+        """The effect keys journaled by the earlier runs of this turn (EFFECT-LOST-001)."""
+        try:
+            return earlier_effect_keys(self._db, session_id, start.ordinal, start.seq)
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
+
+    def effects_before(self, session_id: str, moment: float) -> int:
+        """Effect keys journaled in the session's turns begun before `moment` (EFFECT-LOST-002)."""
+        try:
+            return effects_before(self._db, session_id, moment)
         except sqlite3.Error as error:
             raise SessionStoreError(f"session store: {error}") from error
 

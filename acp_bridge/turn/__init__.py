@@ -30,6 +30,7 @@ from acp_bridge.turn._request import (
 from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
 from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
 from acp_bridge.turn._runner import Turn, run_turn
+from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
 from acp_bridge.turn._tool_calls import ToolRun
 from acp_bridge.turn._updates import (
     AgentText,
@@ -83,6 +84,7 @@ __all__ = [
     "RetryPolicy",
     "SessionMode",
     "StopReason",
+    "StoreFileProblem",
     "TaggedEvent",
     "ToolCallChanged",
     "ToolCallShown",
@@ -98,7 +100,9 @@ __all__ = [
     "UsageReport",
     "UserNotice",
     "canonical_json",
+    "file_problem",
     "message_id",
+    "newer_schema",
     "permission_options",
     "repair_history",
     "run_turn",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -33,8 +34,11 @@ from acp_bridge.tools._base import (
     ToolOutcome,
 )
 from acp_bridge.turn._effects import EffectKey
+from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
 
 __all__ = ["EffectLedger", "EffectRecord", "EffectState", "LedgerUnavailable"]
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -52,16 +56,37 @@ CREATE TABLE IF NOT EXISTS effects (
     outcome    TEXT
 )
 """
+# When this ledger file was started: a session journal with effects from turns older than
+# this has outlived a ledger that was lost and re-created (EFFECT-LOST-002). Additive, so
+# the schema version stays 1 and an older acp-bridge still opens the file.
+_INFO = """
+CREATE TABLE IF NOT EXISTS ledger_info (
+    created_at REAL NOT NULL
+)
+"""
 
 
 class LedgerUnavailable(AcpBridgeError):
     """The ledger could not be opened, read or written (locked past the busy timeout, disk
-    full, a newer schema). A side effect whose key cannot be checked and recorded never runs."""
+    full, a newer schema). A side effect whose key cannot be checked and recorded never runs.
+
+    `problem` says why in words without the full path (EFFECT-OPEN-001); the message may
+    name the path and goes to the log only."""
+
+    def __init__(self, message: str, problem: StoreFileProblem | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem or file_problem(
+            sqlite3.Error(message), EffectLedger.FILENAME, "its effect ledger"
+        )
 
 
 class EffectState(enum.StrEnum):
     STARTED = "started"  # the effect may have happened; its outcome is unknown until done
     DONE = "done"
+    # Never stored: the session journal recorded the key as about to run, and the ledger has
+    # no record of it (lost with a deleted WAL, a truncated or replaced file): as unknown as
+    # `started` (EFFECT-LOST-001).
+    LOST = "lost"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,25 +118,60 @@ class EffectLedger:
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.path = directory / self.FILENAME
             target = str(self.path)
+        self.created_at = time.time()
+        self.created = False  # this open found no ledger and started one
+        had_bytes = self.path is not None and any(
+            _size(Path(f"{self.path}{suffix}")) > 0 for suffix in ("", "-wal")
+        )
         try:
             # isolation_level=None: every statement commits on its own (EFFECT-007).
             self._db = sqlite3.connect(target, timeout=busy_timeout, isolation_level=None)
-            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            if self.path is not None:
-                self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = FULL")
-            (version,) = self._db.execute("PRAGMA user_version").fetchone()
-            if version <= _SCHEMA_VERSION:
-                self._db.execute(_SCHEMA)
-                self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
         except sqlite3.Error as error:
-            raise LedgerUnavailable(f"cannot open the effect ledger {target}: {error}") from error
+            raise _unavailable(f"cannot open the effect ledger {target}", error) from error
+        try:
+            version = self._open(busy_timeout)
+        except sqlite3.Error as error:
+            self._db.close()
+            raise _unavailable(f"cannot open the effect ledger {target}", error) from error
         if version > _SCHEMA_VERSION:
             self._db.close()
             raise LedgerUnavailable(
                 f"{target} has effect-ledger schema {version}; this acp-bridge knows "
-                f"{_SCHEMA_VERSION}. Upgrade acp-bridge or use another --state-dir."
+                f"{_SCHEMA_VERSION}",
+                newer_schema(self.FILENAME, "its effect ledger", version, _SCHEMA_VERSION),
             )
+        if self.created and had_bytes:
+            # EFFECT-LOST-002: the file was there, its ledger is not (a deleted WAL, a file
+            # truncated or replaced). What the journal recorded keeps those effects unknown.
+            logger.warning(
+                "the effect ledger %s held no ledger (its WAL deleted, or the file truncated "
+                "or replaced?); a new one is started, and every effect key the session journal "
+                "recorded counts as outcome unknown",
+                self.path,
+            )
+
+    def _open(self, busy_timeout: float) -> int:
+        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if self.path is not None:
+            self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = FULL")
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version > _SCHEMA_VERSION:
+            return int(version)
+        self.created = version == 0
+        self._db.execute(_SCHEMA)
+        self._db.execute(_INFO)
+        row = self._db.execute("SELECT MIN(created_at) FROM ledger_info").fetchone()
+        if row[0] is None:  # a new ledger, or one from before ledger_info: its oldest record
+            (oldest,) = self._db.execute("SELECT MIN(started_at) FROM effects").fetchone()
+            self.created_at = time.time() if oldest is None else float(oldest)
+            self._db.execute("INSERT INTO ledger_info (created_at) VALUES (?)", (self.created_at,))
+        else:
+            self.created_at = float(row[0])
+        # Written at every open: a file that cannot be written is refused now, with its reason
+        # (EFFECT-OPEN-001), rather than at the first effect.
+        self._db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        return int(version)
 
     @classmethod
     def in_memory(cls) -> EffectLedger:
@@ -130,7 +190,7 @@ class EffectLedger:
         try:
             return self._db.execute(sql, parameters)
         except sqlite3.Error as error:
-            raise LedgerUnavailable(f"effect ledger: {error}") from error
+            raise _unavailable("effect ledger", error) from error
 
     def record_started(self, key: EffectKey, *, session_id: str, mode: str) -> None:
         """Durably note that the effect is about to run (before it runs: EFFECT-007)."""
@@ -182,6 +242,18 @@ class EffectLedger:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _unavailable(context: str, error: sqlite3.Error) -> LedgerUnavailable:
+    problem = file_problem(error, EffectLedger.FILENAME, "its effect ledger")
+    return LedgerUnavailable(f"{context}: {error}", problem)
 
 
 def _record(row: tuple[Any, ...]) -> EffectRecord:

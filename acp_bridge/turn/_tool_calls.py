@@ -27,6 +27,7 @@ from acp_bridge.tools._base import (
 )
 from acp_bridge.tools._canonical import canonical_arguments
 from acp_bridge.turn._clean import NOT_JSON
+from acp_bridge.turn._crosscheck import JournalKnows, checked_lookup
 from acp_bridge.turn._effects import EffectKey, EffectSteps
 from acp_bridge.turn._ledger import EffectLedger, EffectState, LedgerUnavailable
 from acp_bridge.turn._permission import GateDecision, PermissionGate, PermissionVerdict
@@ -90,9 +91,12 @@ class ToolCallBatch:
         ledger: EffectLedger,
         gate: PermissionGate,
         before_run: Callable[[str, str | None], None] | None = None,
+        journal_knows: JournalKnows | None = None,
     ) -> None:
         """`before_run(tool_call_id, effect_key)` is the turn journal's hook: called just
-        before a call runs, ahead of its ledger `started` record (see `TurnJournal`)."""
+        before a call runs, ahead of its ledger `started` record (see `TurnJournal`);
+        `journal_knows(effect_key)`, whether the journal recorded the key in an earlier run of
+        the turn: a key it knows and the ledger does not is outcome unknown (EFFECT-LOST-001)."""
         self.turn_id = turn_id
         self.id_prefix = id_prefix
         self.session_id = session_id
@@ -102,6 +106,7 @@ class ToolCallBatch:
         self.ledger = ledger
         self.gate = gate
         self.before_run = before_run
+        self.journal_knows = journal_knows
         self.steps = EffectSteps()
         self.runs: list[ToolRun] = []
         self.open: list[str] = []  # shown, not yet completed/failed (cancellation cleanup)
@@ -185,7 +190,7 @@ class ToolCallBatch:
             )
         key = EffectKey.derive(self.turn_id, call.name, canonical, step)
         try:
-            record = self.ledger.lookup(key)
+            record = checked_lookup(self.ledger, key, self.session_id, self.journal_knows)
         except LedgerUnavailable as error:
             await self._fail(tool_call_id, call, f"Not run: {error}. Try again later.")
             return True

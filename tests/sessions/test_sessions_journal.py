@@ -193,8 +193,9 @@ def test_open_tool_calls_are_settled_from_the_ledger(tmp_path: Path) -> None:
     assert [type(c) for c in recorded.content] == [TextContent, TextContent]  # no terminal
     assert (unknown.status, told_unknown) == (ToolStatus.FAILED, OUTCOME_UNKNOWN)
     assert unknown.content == (TextContent(OUTCOME_UNKNOWN),)
-    not_run, _ = settle_tool_call(_call(ToolStatus.IN_PROGRESS, "k" * 64), None)
-    assert not_run.content == (TextContent(NOT_RUN),)
+    # A journaled key the ledger has no record of was lost with the ledger (EFFECT-LOST-001).
+    lost, told_lost = settle_tool_call(_call(ToolStatus.IN_PROGRESS, "k" * 64), None)
+    assert (lost.content, told_lost) == ((TextContent(OUTCOME_UNKNOWN),), OUTCOME_UNKNOWN)
     read, _ = settle_tool_call(_call(ToolStatus.IN_PROGRESS), None)
     assert read.content == (TextContent(NOT_FINISHED),)
     pending, _ = settle_tool_call(_call(ToolStatus.PENDING), None)
