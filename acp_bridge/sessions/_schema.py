@@ -122,8 +122,7 @@ def _version(db: sqlite3.Connection) -> int:
     return int(version)
 
 
-def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
-    """Applies the migrations up to `target`; returns the version found before."""
+def _refuse_newer(db: sqlite3.Connection) -> int:
     found = _version(db)
     if found > SCHEMA_VERSION:
         raise SessionStoreError(
@@ -131,6 +130,12 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
             f"{SCHEMA_VERSION}. Upgrade acp-bridge or use another --state-dir.",
             newer_schema(FILENAME, "its session store", found, SCHEMA_VERSION),
         )
+    return found
+
+
+def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Applies the migrations up to `target`; returns the version found before."""
+    found = _refuse_newer(db)
     while (current := _version(db)) < target:
         with transaction(db):
             if _version(db) != current:  # another process migrated meanwhile
@@ -148,6 +153,7 @@ def connect(path: Path | None, *, busy_timeout: float) -> sqlite3.Connection:
         # isolation_level=None: statements autocommit; `transaction` groups the others.
         db = sqlite3.connect(target, timeout=busy_timeout, isolation_level=None)
         db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        _refuse_newer(db)  # before WAL mode is set: a newer file is never written
         if path is not None:
             db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns

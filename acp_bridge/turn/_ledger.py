@@ -152,12 +152,12 @@ class EffectLedger:
 
     def _open(self, busy_timeout: float) -> int:
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        if version > _SCHEMA_VERSION:
+            return int(version)  # refused before anything is written to it (EFFECT-OPEN-001)
         if self.path is not None:
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = FULL")
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        if version > _SCHEMA_VERSION:
-            return int(version)
         self.created = version == 0
         self._db.execute(_SCHEMA)
         self._db.execute(_INFO)

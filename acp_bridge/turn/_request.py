@@ -73,6 +73,9 @@ class TurnJournal(Protocol):
     - `tool_call_starting(tool_call_id, effect_key)`: a shown call is about to run: before its
       effect key (None for a tool without side effects) is recorded `started` in the ledger
       and before its `in_progress` update.
+    - `recorded_effect(effect_key)`: whether an earlier run of this turn journaled the key as
+      about to run; a key it did and the ledger has no record of is outcome unknown
+      (EFFECT-LOST-001).
     """
 
     def model_call_kept(self, model_call: int, attempt: int, message: AssistantTurn) -> None: ...
@@ -80,6 +83,8 @@ class TurnJournal(Protocol):
     def tool_results_kept(self, message: ToolResults) -> None: ...
 
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None: ...
+
+    def recorded_effect(self, effect_key: str) -> bool: ...
 
 
 class NoJournal:
@@ -93,6 +98,9 @@ class NoJournal:
 
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
         pass
+
+    def recorded_effect(self, effect_key: str) -> bool:
+        return False
 
 
 @dataclass(frozen=True, slots=True)

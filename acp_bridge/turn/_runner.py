@@ -68,6 +68,7 @@ class Turn:
             ledger=request.ledger,
             gate=self.gate,
             before_run=self.journal.tool_call_starting,
+            journal_knows=self.journal.recorded_effect,
         )
         self._awaiting: Sequence[ToolCall] | None = None
         self.guard = LoopGuard()
