@@ -4,24 +4,27 @@ Reads go through `fs/read_text_file` when the client advertised `fs.readTextFile
 editor's unsaved buffers win), writes through `fs/write_text_file` when it advertised
 `fs.writeTextFile`; each capability is checked on its own, so a client that can read but not
 write gets editor reads and local writes (TOOLS-001, TOOLS-002). Every path was checked by
-`resolve_path` first, for the editor too.
+`resolve_path` first, for the editor too. The local disk is used by directory handle with no
+link followed (`_local`): the editor's `fs/*` take a path, so for them the check made when the
+tool started is what holds (TOOLS-006), and a file with several hard links is refused before
+the editor is asked (WS-LINK-001, WS-LINK-002).
 
 Whether a file exists (new file: no old text in the diff) is asked of the local disk: the
 agent runs on the editor's machine. Missing parent directories are created on the local disk
-before a write, also when the editor writes, since `fs/write_text_file` only promises to
-create the file itself.
+(beneath the root, no link followed) before a write, also when the editor writes, since
+`fs/write_text_file` only promises to create the file itself.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
 
 import anyio
+import anyio.to_thread
 
 from acp_bridge.errors import PeerError, PeerGone, ToolError
 from acp_bridge.tools._base import EditorClient, ToolContext
+from acp_bridge.tools._local import ensure_parents, probe_local, read_local, write_local
 from acp_bridge.tools._paths import WorkspacePath
 
 __all__ = [
@@ -48,21 +51,6 @@ def editor_for_write(ctx: ToolContext) -> EditorClient | None:
     return editor if editor is not None and editor.capabilities.write_text_file else None
 
 
-def _os_error(
-    action: str, where: WorkspacePath, error: OSError, *, may_have_changed: bool = False
-) -> ToolError:
-    if error.errno == errno.ENOENT:
-        return ToolError(f"{where.display}: no such file")
-    if error.errno == errno.EISDIR:
-        return ToolError(f"{where.display} is a directory; use list_directory")
-    if error.errno == errno.ENOTDIR:
-        return ToolError(f"{where.display}: a part of the path is not a directory")
-    return ToolError(
-        f"cannot {action} {where.display}: {error.strerror or error}",
-        may_have_changed=may_have_changed,
-    )
-
-
 def _peer_error(action: str, where: WorkspacePath, error: PeerError) -> ToolError:
     return ToolError(f"the editor could not {action} {where.display}: {error.message}")
 
@@ -76,21 +64,9 @@ def _decode(data: bytes, where: WorkspacePath) -> str:
         raise ToolError(f"{where.display} is not UTF-8 text") from None
 
 
-async def _read_local(where: WorkspacePath, max_bytes: int) -> str:
-    file = anyio.Path(where.real)
-    try:
-        size = (await file.stat()).st_size
-        if await file.is_dir():
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-        if size > max_bytes:
-            raise ToolError(
-                f"{where.display} is {size} bytes, more than the {max_bytes} bytes a tool may "
-                "load; use search_files to find the part you need"
-            )
-        data = await file.read_bytes()
-    except OSError as error:
-        raise _os_error("read", where, error) from None
-    return _decode(data, where)
+async def _read_local(where: WorkspacePath, max_bytes: int) -> str | None:
+    data = await anyio.to_thread.run_sync(read_local, where, max_bytes)
+    return None if data is None else _decode(data, where)
 
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:
@@ -117,7 +93,11 @@ async def read_text(
     """The file's text (or the given line range), from the editor when it can read."""
     editor = editor_for_read(ctx)
     if editor is None:
-        return slice_lines(await _read_local(where, max_bytes), line, limit)
+        text = await _read_local(where, max_bytes)
+        if text is None:
+            raise ToolError(f"{where.display}: no such file")
+        return slice_lines(text, line, limit)
+    await anyio.to_thread.run_sync(probe_local, where, "read")
     try:
         return await editor.read_text_file(str(where.path), line=line, limit=limit)
     except PeerGone:
@@ -128,25 +108,21 @@ async def read_text(
 
 async def read_existing(ctx: ToolContext, where: WorkspacePath, *, max_bytes: int) -> str | None:
     """The whole current text of the file, or None when there is no such file yet."""
-    if not await anyio.Path(where.real).exists():
+    if editor_for_read(ctx) is None:
+        return await _read_local(where, max_bytes)
+    if not await anyio.to_thread.run_sync(probe_local, where, "read"):
         return None
     return await read_text(ctx, where, max_bytes=max_bytes)
 
 
 async def write_text(ctx: ToolContext, where: WorkspacePath, content: str) -> None:
     """Write `content` (creating missing parent directories), through the editor when it can."""
-    parent = anyio.Path(where.real.parent)
-    try:
-        await parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise _os_error("create the directory of", where, error) from None
     editor = editor_for_write(ctx)
     if editor is None:
-        try:
-            await anyio.Path(where.real).write_bytes(content.encode("utf-8"))
-        except OSError as error:  # cut half-way, the file may have changed (EFFECT-FINAL-001)
-            raise _os_error("write", where, error, may_have_changed=True) from None
+        await anyio.to_thread.run_sync(write_local, where, content.encode("utf-8"))
         return
+    await anyio.to_thread.run_sync(ensure_parents, where)
+    await anyio.to_thread.run_sync(probe_local, where, "written")
     try:
         await editor.write_text_file(str(where.path), content)
     except PeerGone:

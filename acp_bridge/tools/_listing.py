@@ -2,20 +2,20 @@
 
 ACP has no editor method for listing, so this always reads the local disk, confined like
 every path. Entries are sorted by name; directories end with ``/`` and symbolic links with
-``@`` (their target is not followed). At most `ToolLimits.list_max_entries` are shown.
+``@`` (their target is not followed). The directory is opened beneath its root with no link
+followed and read by descriptor (`_local`, WS-RACE-001). At most `ToolLimits.list_max_entries`
+are shown.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
 
 from acp_bridge._json import JsonObject
-from acp_bridge.errors import ToolError
 from acp_bridge.tools._args import required_str
 from acp_bridge.tools._base import (
     Location,
@@ -25,7 +25,8 @@ from acp_bridge.tools._base import (
     ToolOutcome,
     ToolPreview,
 )
-from acp_bridge.tools._paths import WorkspacePath, resolve_path
+from acp_bridge.tools._local import list_local
+from acp_bridge.tools._paths import resolve_path
 from acp_bridge.tools._text import ToolLimits, fenced
 
 __all__ = ["ListDirectory"]
@@ -41,26 +42,6 @@ _PARAMETERS: JsonObject = {
     },
     "required": ["path"],
 }
-
-
-def _entries(where: WorkspacePath) -> list[str]:
-    names: list[str] = []
-    try:
-        with os.scandir(where.real) as scan:
-            for entry in scan:
-                if entry.is_symlink():
-                    names.append(entry.name + "@")
-                elif entry.is_dir():
-                    names.append(entry.name + "/")
-                else:
-                    names.append(entry.name)
-    except FileNotFoundError:
-        raise ToolError(f"{where.display}: no such directory") from None
-    except NotADirectoryError:
-        raise ToolError(f"{where.display} is a file, not a directory; use read_file") from None
-    except OSError as error:
-        raise ToolError(f"cannot list {where.display}: {error.strerror or error}") from None
-    return sorted(names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +75,7 @@ class ListDirectory:
 
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
         where = resolve_path(required_str(arguments, "path", allow_empty=True), ctx)
-        names = await anyio.to_thread.run_sync(_entries, where)
+        names = await anyio.to_thread.run_sync(list_local, where)
         limit = self.limits.list_max_entries
         shown = names[:limit]
         text = "\n".join(shown) if shown else "(empty directory)"

@@ -13,7 +13,9 @@ when the file it really names lies inside a root:
 
 The same check guards the editor's `fs/*` (the editor's file system is not a way out,
 TOOLS-006). A refused path raises `ToolError` with a message the model can read (TOOLS-005).
-A link swapped in between the check and the I/O is not defended against here.
+The check names the root the path lies in and the path below it (`root`, `relative`): the
+local disk is then asked for that path one component at a time by directory handle, so a
+link swapped in between the check and the I/O leads nowhere (`_local`, WS-RACE-001).
 """
 
 from __future__ import annotations
@@ -37,12 +39,16 @@ class WorkspacePath:
         path: absolute, ``..`` removed: what the editor is sent and what `locations` show.
         real: every link resolved: what the local disk is asked for.
         display: relative to the cwd when inside it (``src/app.py``), else absolute.
+        root: the session root (links resolved) that `real` lies in.
+        relative: `real` below `root`, POSIX form, ``""`` for the root itself.
     """
 
     requested: str
     path: Path
     real: Path
     display: str
+    root: Path
+    relative: str
 
 
 def real_roots(ctx: ToolContext) -> tuple[Path, ...]:
@@ -63,19 +69,33 @@ def _display(path: Path, cwd: Path) -> str:
     return str(path)
 
 
+def _realpath(path: Path, requested: str) -> Path:
+    # A link replaced while it is resolved makes realpath's readlink fail (EINVAL): the path
+    # is changing under the check; asked again, it is stable or still refused (WS-RACE-001).
+    for _ in range(3):
+        try:
+            return Path(os.path.realpath(path))
+        except OSError:
+            continue
+    raise ToolError(f"path {requested} keeps changing while it is checked; try again later")
+
+
 def resolve_path(requested: str, ctx: ToolContext) -> WorkspacePath:
     """Check `requested` against the session roots (TOOLS-005); raise `ToolError` if outside."""
     if "\x00" in requested:
         raise ToolError(f"path {requested!r} contains a NUL character")
     cwd = Path(os.path.normpath(ctx.cwd))
     path = Path(os.path.normpath(cwd / (requested or ".")))
-    real = Path(os.path.realpath(path))
+    real = _realpath(path, requested)
     roots = real_roots(ctx)
-    if not any(real.is_relative_to(root) for root in roots):
+    inside = [root for root in roots if real.is_relative_to(root)]
+    if not inside:
         allowed = ", ".join(str(root) for root in roots)
         through_link = "" if real == path else f" (it resolves to {real} through a symbolic link)"
         raise ToolError(
             f"path {requested} is outside the workspace {cwd}{through_link}; "
             f"allowed roots: {allowed}"
         )
-    return WorkspacePath(requested=requested, path=path, real=real, display=_display(path, cwd))
+    root = inside[0]
+    relative = "" if real == root else real.relative_to(root).as_posix()
+    return WorkspacePath(requested, path, real, _display(path, cwd), root, relative)

@@ -1,0 +1,294 @@
+"""The local disk beneath the workspace: files read, written and listed by directory handle.
+
+`resolve_path` checks a path when the tool starts; the disk can change before it is used (a
+directory swapped for a symbolic link, a hard link to a file outside put in its place: issue
+11 item 5). So the local disk is never asked for a path. Every component below the session
+root is opened relative to its parent's descriptor with ``O_NOFOLLOW`` (`_beneath`), and what
+was opened is checked, not the path it was reached by (WS-RACE-001):
+
+- a component that is a symbolic link now (it was not when the path was checked) refuses the
+  call: nothing is read, written, created or listed through it;
+- a read opens the file no-follow and reads it only when the opened file is a regular file
+  with one link: a file with several hard links is refused, since nothing tells a link to a
+  file outside from one inside (WS-LINK-002; search_files hides their matches alike);
+- a write creates missing parents with ``mkdirat``, each opened no-follow; refuses an existing
+  file with several hard links (WS-LINK-001); writes the new text to a fresh temporary file
+  made ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the parent's descriptor, with the old file's
+  permission bits, and renames it over the name in that same descriptor. The rename replaces
+  the directory entry, so a link (symbolic or hard) put there at the last moment is replaced,
+  never written through; a failed write leaves the file as it was (WS-WRITE-001);
+- a listing opens the directory no-follow and scans it by descriptor.
+
+Errors are `ToolError`s naming the path as the model sees it and the reason. These functions
+block: the tools run them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+
+from acp_bridge.errors import ToolError
+from acp_bridge.tools._beneath import open_child
+from acp_bridge.tools._paths import WorkspacePath
+
+__all__ = ["ensure_parents", "list_local", "probe_local", "read_local", "write_local"]
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHANGED = "it changed after the path was checked; nothing was {}"
+
+
+def _parts(where: WorkspacePath) -> list[str]:
+    return [part for part in where.relative.split("/") if part not in ("", ".")]
+
+
+def _shown(where: WorkspacePath, parts: list[str], count: int) -> str:
+    """The first `count` components of the path, as the model sees paths."""
+    if count >= len(parts):
+        return where.display
+    below = "/".join(parts[:count])
+    return below if not os.path.isabs(where.display) else str(where.root / below)
+
+
+def _why(parent: int, name: str, error: OSError) -> str:
+    """Why opening `name` in `parent` failed, from what the entry is now (not followed)."""
+    try:
+        status = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return "no such file or directory" if error.errno == errno.ENOENT else str(error.strerror)
+    if stat.S_ISLNK(status.st_mode):
+        return "is a symbolic link now"
+    if error.errno == errno.ENOTDIR and not stat.S_ISDIR(status.st_mode):
+        return "is not a directory"
+    return str(error.strerror or error)
+
+
+def _refused(shown: str, reason: str, action: str) -> ToolError:
+    """`action` is what did not happen: "read", "written", "listed"."""
+    if reason == "is a symbolic link now":
+        return ToolError(f"{shown} {reason} ({_CHANGED.format(action)})")
+    if reason == "is not a directory":
+        return ToolError(f"{shown} is not a directory, so nothing below it can be {action}")
+    return ToolError(f"{shown}: {reason}; nothing was {action}")
+
+
+def _walk(where: WorkspacePath, count: int, *, action: str, create: bool = False) -> int:
+    """A descriptor of the directory made of the root and the first `count` components.
+
+    Raises `FileNotFoundError` when a component is missing and `create` is not set (else it
+    is made), `ToolError` when one is a link or not a directory.
+    """
+    parts = _parts(where)
+    fd = os.open(where.root, _DIRECTORY_FLAGS)
+    try:
+        for index, name in enumerate(parts[:count]):
+            try:
+                child = open_child(fd, name, directory=True)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile: opened no-follow like any other
+                except OSError as error:
+                    reason = error.strerror or str(error)
+                    shown = _shown(where, parts, index + 1)
+                    raise ToolError(f"cannot create the directory {shown}: {reason}") from None
+                try:
+                    child = open_child(fd, name, directory=True)
+                except OSError as error:
+                    reason = _why(fd, name, error)
+                    raise _refused(_shown(where, parts, index + 1), reason, action) from None
+            except OSError as error:
+                reason = _why(fd, name, error)
+                raise _refused(_shown(where, parts, index + 1), reason, action) from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_file(where: WorkspacePath) -> int | None:
+    """The file, opened no-follow beneath its root; None when it (or a parent) is missing."""
+    parts = _parts(where)
+    if not parts:
+        raise ToolError(f"{where.display} is a directory; use list_directory")
+    try:
+        parent = _walk(where, len(parts) - 1, action="read")
+    except FileNotFoundError:
+        return None
+    try:
+        return open_child(parent, parts[-1], directory=False)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise _refused(where.display, _why(parent, parts[-1], error), "read") from None
+    finally:
+        os.close(parent)
+
+
+def _links(where: WorkspacePath, count: int, action: str) -> ToolError:
+    return ToolError(
+        f"{where.display} has {count} hard links, and one may be a file outside the workspace: "
+        f"it is not {action} (a file with one link is); ask the user to copy it if it is needed"
+    )
+
+
+def read_local(where: WorkspacePath, max_bytes: int) -> bytes | None:
+    """The file's bytes, or None when there is no such file (WS-LINK-002, WS-RACE-001)."""
+    fd = _open_file(where)
+    if fd is None:
+        return None
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
+            raise ToolError(f"{where.display} is a directory; use list_directory")
+        if not stat.S_ISREG(status.st_mode):
+            raise ToolError(f"{where.display} is not a regular file; only text files can be used")
+        if status.st_nlink > 1:
+            raise _links(where, status.st_nlink, "read")
+        if status.st_size > max_bytes:
+            raise _too_big(where, status.st_size, max_bytes)
+        chunks = [os.read(fd, status.st_size + 1)]
+        size = len(chunks[0])
+        while chunks[-1] and size <= max_bytes:  # the file grew, or a short read
+            chunks.append(os.read(fd, min(max_bytes + 1 - size, 1 << 20)))
+            size += len(chunks[-1])
+        if size > max_bytes:
+            raise _too_big(where, size, max_bytes)
+        return chunks[0] if len(chunks) <= 2 and not chunks[-1] else b"".join(chunks)
+    except OSError as error:
+        raise ToolError(f"cannot read {where.display}: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+
+
+def _too_big(where: WorkspacePath, size: int, max_bytes: int) -> ToolError:
+    return ToolError(
+        f"{where.display} is {size} bytes, more than the {max_bytes} bytes a tool may load; "
+        "use read_file with line and limit, or search_files to find the part you need"
+    )
+
+
+def probe_local(where: WorkspacePath, action: str) -> bool:
+    """Whether the path names an entry now, asked beneath the root with no link followed.
+
+    For the editor's `fs/*`, which follow whatever the path names: a file with several hard
+    links is refused (`action`: "read" or "written") before the editor is asked.
+    """
+    fd = _open_file(where)
+    if fd is None:
+        return False
+    try:
+        status = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if stat.S_ISREG(status.st_mode) and status.st_nlink > 1:
+        raise _links(where, status.st_nlink, action)
+    return True
+
+
+def _existing_mode(where: WorkspacePath, parent: int, name: str) -> int | None:
+    """The permission bits of the file being replaced, None for a new file; refuses links."""
+    try:
+        status = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(status.st_mode):
+        raise _refused(where.display, "is a symbolic link now", "written")
+    if stat.S_ISDIR(status.st_mode):
+        raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
+    if not stat.S_ISREG(status.st_mode):
+        raise ToolError(f"{where.display} is not a regular file; it is not written")
+    if status.st_nlink > 1:
+        raise _links(where, status.st_nlink, "written")
+    return stat.S_IMODE(status.st_mode)
+
+
+def ensure_parents(where: WorkspacePath) -> None:
+    """Create the missing parent directories beneath the root, no link followed."""
+    parts = _parts(where)
+    os.close(_walk(where, max(len(parts) - 1, 0), action="written", create=True))
+
+
+def _write_new(parent: int, temp: str, data: bytes, mode: int | None) -> None:
+    fd = os.open(temp, _TEMP_FLAGS, 0o666 if mode is None else mode, dir_fd=parent)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)  # exactly the old bits, whatever the umask
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def write_local(where: WorkspacePath, data: bytes) -> None:
+    """Replace (or create) the file with `data` atomically (WS-WRITE-001, WS-LINK-001)."""
+    parts = _parts(where)
+    if not parts:
+        raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
+    parent = _walk(where, len(parts) - 1, action="written", create=True)
+    name = parts[-1]
+    temp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    renamed = False
+    try:
+        _write_new(parent, temp, data, _existing_mode(where, parent, name))
+        os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        renamed = True
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ToolError(f"cannot write {where.display}: {reason}; the file is unchanged") from None
+    finally:
+        if not renamed:
+            with contextlib.suppress(OSError):
+                os.unlink(temp, dir_fd=parent)
+        os.close(parent)
+
+
+def list_local(where: WorkspacePath) -> list[str]:
+    """The directory's entries, sorted: directories end with ``/``, links with ``@``."""
+    parts = _parts(where)
+    try:
+        parent = _walk(where, max(len(parts) - 1, 0), action="listed")
+    except FileNotFoundError:
+        raise ToolError(f"{where.display}: no such directory") from None
+    try:
+        fd = parent
+        if parts:
+            try:
+                fd = open_child(parent, parts[-1], directory=True)
+            except FileNotFoundError:
+                raise ToolError(f"{where.display}: no such directory") from None
+            except OSError as error:
+                reason = _why(parent, parts[-1], error)
+                if reason == "is not a directory":
+                    raise ToolError(
+                        f"{where.display} is a file, not a directory; use read_file"
+                    ) from None
+                raise _refused(where.display, reason, "listed") from None
+        try:
+            names: list[str] = []
+            with os.scandir(fd) as scan:
+                for entry in scan:
+                    if entry.is_symlink():
+                        names.append(entry.name + "@")
+                    elif entry.is_dir(follow_symlinks=False):
+                        names.append(entry.name + "/")
+                    else:
+                        names.append(entry.name)
+        except OSError as error:
+            raise ToolError(f"cannot list {where.display}: {error.strerror or error}") from None
+        finally:
+            if fd != parent:
+                os.close(fd)
+    finally:
+        os.close(parent)
+    return sorted(names)
