@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _bytecode import compile_agents
+
 HERE = Path(__file__).resolve().parent
 TARGET_RATIO = 1 / 3  # acp-bridge / SDK agent, medians (issue 2)
 INITIALIZE = (
@@ -172,6 +174,7 @@ def build_targets(python: str, state_dir: Path) -> list[Target]:
 
 
 def run(runs: int, warmup: int, timeout: float, python: str) -> dict[str, Any]:
+    compile_agents(python)  # as pip leaves an installed wheel (benchmarks/_bytecode.py)
     with tempfile.TemporaryDirectory(prefix="acp-bridge-cold-start-") as tmp:
         targets = build_targets(python, Path(tmp) / "state")
         for _ in range(warmup):

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from anyio.abc import TaskGroup
 
-from acp_bridge import protocol as acp
 from acp_bridge._json import JsonValue
 from acp_bridge.agent._auth import AuthGate
 from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._config import AgentConfig
 from acp_bridge.agent._connection import Connection
 from acp_bridge.agent._durable import DurableSessions
-from acp_bridge.agent._editor import editor_capabilities
 from acp_bridge.agent._initialize import initialize
 from acp_bridge.agent._lifecycle import SessionLifecycle
 from acp_bridge.agent._mcp import McpSessions
@@ -32,6 +31,11 @@ from acp_bridge.errors import InvalidParams, MethodNotFound, quote
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId
 from acp_bridge.sessions import SessionStore
 from acp_bridge.turn import EffectLedger
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["Agent"]
 
@@ -66,7 +70,7 @@ class Agent:
             auth=AuthGate(config.auth, config.missing_key_vars),
             models=ModelList(config.models, config.list_models, background),  # PICK-001
         )
-        conn.mcp = McpSessions(background, peer, lambda: conn.client_caps, config.mcp_limits)
+        conn.mcp = McpSessions(background, peer, conn.client_caps, config.mcp_limits)
         self._conn = conn
         lifecycle, prompts = SessionLifecycle(conn), PromptTurns(conn)
         self._requests: dict[str, Handler] = {
@@ -124,9 +128,7 @@ class Agent:
 
     def set_client_capabilities(self, caps: JsonValue) -> None:
         """What the client advertised in `initialize` (also when a light front answered it)."""
-        client_caps = acp.from_wire(acp.ClientCapabilities, caps) if caps else None
-        self._conn.client_caps = client_caps
-        self._conn.editor_caps = editor_capabilities(client_caps)
+        self._conn.set_client_caps(caps)
 
     async def authenticate(self, params: JsonValue) -> JsonValue:
         self._conn.auth.authenticate(acp.from_wire(acp.AuthenticateRequest, params).method_id)

@@ -7,11 +7,16 @@ A method the client did not advertise is never sent (ACP-CLIENTCAP): the tools c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from acp_bridge import protocol as acp
 from acp_bridge.errors import ToolError
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.tools import EditorCapabilities, ExitStatus, TerminalOutput
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["PeerEditorClient", "editor_capabilities"]
 

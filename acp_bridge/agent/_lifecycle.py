@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
-from acp_bridge import protocol as acp
-from acp_bridge._json import JsonValue
+from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.agent._connection import Connection
 from acp_bridge.agent._durable import restore, session_record, store_errors
+from acp_bridge.agent._light import available_commands_wire, notify_update, plain_new_session
 from acp_bridge.agent._options import REASONING_OPTION, checked_choice
 from acp_bridge.agent._paths import absolute_path
 from acp_bridge.agent._replay import mcp_record, session_info
@@ -25,6 +26,11 @@ from acp_bridge.agent._sink import send_session_update
 from acp_bridge.errors import InvalidParams, InvalidRequest, quote
 from acp_bridge.jsonrpc import Reply
 from acp_bridge.turn import SessionMode
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["SessionLifecycle", "wind_down"]
 
@@ -52,22 +58,31 @@ class SessionLifecycle:
         self._conn = conn
 
     async def session_new(self, params: JsonValue) -> Reply:
-        conn = self._conn
+        plain = plain_new_session(params)  # STARTUP-002: the usual request, no models
+        if plain is not None:
+            return self._new(*plain, ())
         request = acp.from_wire(acp.NewSessionRequest, params)
-        cwd, extra = _directories(request.cwd, request.additional_directories)
+        return self._new(request.cwd, request.additional_directories, request.mcp_servers)
+
+    def _new(
+        self, cwd_text: str, additional: Sequence[str], mcp_servers: Sequence[acp.McpServer]
+    ) -> Reply:
+        conn = self._conn
+        cwd, extra = _directories(cwd_text, additional)
         conn.auth.require()
         session = Session(new_session_id(), cwd, extra, model=conn.models.models[0])
-        session.mcp_servers = tuple(mcp_record(s) for s in request.mcp_servers)
+        session.mcp_servers = tuple(mcp_record(s) for s in mcp_servers)
         with store_errors():  # durable before the editor hears of it (SESS-010)
             conn.durable.store.create(session_record(session), conn.durable.owner)
         conn.sessions[session.session_id] = session
-        response = acp.NewSessionResponse(
-            session_id=session.session_id,
-            modes=conn.modes(session),
-            config_options=conn.config_options(session),
-        )
-        conn.mcp.start(session.session_id, request.mcp_servers, cwd)  # MCP-LIFE-001
-        return Reply(acp.to_wire(response), self._announcer(session.session_id))
+        # `to_wire(NewSessionResponse(...))`, built directly (STARTUP-002).
+        response: JsonObject = {
+            "sessionId": session.session_id,
+            "modes": conn.modes_wire(session),
+            "configOptions": conn.config_options_wire(session),
+        }
+        conn.mcp.start(session.session_id, mcp_servers, cwd)  # MCP-LIFE-001
+        return Reply(response, self._announcer(session.session_id))
 
     def _announcer(self, session_id: str) -> Callable[[], Awaitable[None]]:
         conn = self._conn
@@ -77,13 +92,8 @@ class SessionLifecycle:
             conn.models.start(conn.peer, conn.open_options)
             # Sent only after the response is on the wire (clients hang otherwise).
             if conn.config.commands:
-                commands = [
-                    acp.AvailableCommand(name=c.name, description=c.description)
-                    for c in conn.config.commands
-                ]
-                await send_session_update(
-                    conn.peer, session_id, acp.AvailableCommandsUpdate(available_commands=commands)
-                )
+                commands = [(c.name, c.description) for c in conn.config.commands]
+                await notify_update(conn.peer, session_id, available_commands_wire(commands))
 
         return announce
 

@@ -10,13 +10,18 @@ file that cannot be read) is described by its name and URI, with why it was not 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from acp_bridge import protocol as acp
 from acp_bridge.agent._prompt import user_turn
 from acp_bridge.errors import ToolError
 from acp_bridge.providers import UserTurn
 from acp_bridge.tools import ToolContext, read_mentioned_file
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["link_path", "prompt_turn"]
 

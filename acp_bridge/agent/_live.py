@@ -9,12 +9,16 @@ facts are in the log and in the prompt response's `_meta`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
 from acp_bridge.providers import DEFAULT_CONTEXT_WINDOW, Usage, known_context_window
 from acp_bridge.turn import PlanShown, UsageReport, UserNotice
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["LIVE_UPDATES", "LiveUpdates", "plan_update", "usage_fields", "usage_meta"]
 

@@ -14,15 +14,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup
 
-from acp_bridge import protocol as acp
 from acp_bridge.agent._sink import send_session_update
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.mcp import McpLimits, ServerSpec, SessionServers
 from acp_bridge.tools import Tool
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["McpSessions", "server_spec"]
 

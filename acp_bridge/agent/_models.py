@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from anyio.abc import TaskGroup
 
-from acp_bridge import protocol as acp
 from acp_bridge.agent._sink import send_session_update
 from acp_bridge.jsonrpc import JsonRpcPeer
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["ModelList"]
 

@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from acp_bridge import protocol as acp
+from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import InvalidParams
 from acp_bridge.turn import SessionMode
 
-__all__ = ["MODEL_OPTION", "REASONING_OPTION", "checked_choice", "config_options", "mode_state"]
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
+
+__all__ = [
+    "MODEL_OPTION",
+    "REASONING_OPTION",
+    "checked_choice",
+    "config_options",
+    "config_options_wire",
+    "mode_state",
+    "mode_state_wire",
+]
 
 MODEL_OPTION = "model"
 REASONING_OPTION = "reasoning_effort"
+_MODEL_HELP = "The model that answers in this session."
+_REASONING_HELP = (
+    "How much the model thinks before it answers "
+    "(default: the configured thinking budget or the model's own)."
+)
 
 
 def mode_state(current: SessionMode) -> acp.SessionModeState:
@@ -25,6 +44,51 @@ def mode_state(current: SessionMode) -> acp.SessionModeState:
     )
 
 
+def mode_state_wire(current: SessionMode) -> JsonObject:
+    """`to_wire(mode_state(current))`, built without the models (the light path)."""
+    return {
+        "currentModeId": current.value,
+        "availableModes": [
+            {"id": m.value, "name": m.label, "description": m.description} for m in SessionMode
+        ],
+    }
+
+
+def _select_wire(
+    option_id: str, name: str, description: str, category: str, current: str, values: Sequence[str]
+) -> JsonObject:
+    return {
+        "type": "select",
+        "id": option_id,
+        "name": name,
+        "description": description,
+        "category": category,
+        "currentValue": current,
+        "options": [{"value": v, "name": v} for v in values],
+    }
+
+
+def config_options_wire(
+    model: str, models: Sequence[str], reasoning: str = "", levels: Sequence[str] = ()
+) -> list[JsonValue]:
+    """`[to_wire(o) for o in config_options(...)]`, built without the models."""
+    options: list[JsonValue] = [
+        _select_wire(MODEL_OPTION, "Model", _MODEL_HELP, "model", model, models)
+    ]
+    if levels:
+        options.append(
+            _select_wire(
+                REASONING_OPTION,
+                "Reasoning effort",
+                _REASONING_HELP,
+                "thought_level",
+                reasoning,
+                levels,
+            )
+        )
+    return options
+
+
 def config_options(
     model: str, models: Sequence[str], reasoning: str = "", levels: Sequence[str] = ()
 ) -> list[acp.SessionConfigOption]:
@@ -34,7 +98,7 @@ def config_options(
         acp.SessionConfigSelect(
             id=MODEL_OPTION,
             name="Model",
-            description="The model that answers in this session.",
+            description=_MODEL_HELP,
             category="model",
             current_value=model,
             options=[acp.SessionConfigSelectOption(value=m, name=m) for m in models],
@@ -45,8 +109,7 @@ def config_options(
             acp.SessionConfigSelect(
                 id=REASONING_OPTION,
                 name="Reasoning effort",
-                description="How much the model thinks before it answers "
-                "(default: the configured thinking budget or the model's own).",
+                description=_REASONING_HELP,
                 category="thought_level",
                 current_value=reasoning,
                 options=[acp.SessionConfigSelectOption(value=v, name=v) for v in levels],

@@ -13,10 +13,15 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from acp_bridge import protocol as acp
 from acp_bridge.errors import InvalidParams
 from acp_bridge.providers import ImagePart, UserTurn, text_only_model
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["IMAGE_MEDIA_TYPES", "MAX_PROMPT_IMAGE_BYTES", "prompt_title", "user_turn"]
 

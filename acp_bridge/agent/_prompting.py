@@ -10,25 +10,41 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
-from acp_bridge import protocol as acp
-from acp_bridge._json import JsonValue
+from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.agent._connection import Connection
 from acp_bridge.agent._durable import store_errors
 from acp_bridge.agent._ending import failed_note, outside_end, record_end
 from acp_bridge.agent._instructions import load_instructions, system_prompt
+from acp_bridge.agent._light import (
+    notify_update,
+    plain_prompt,
+    prompt_response_wire,
+    session_info_update_wire,
+)
 from acp_bridge.agent._links import prompt_turn
 from acp_bridge.agent._prompt import prompt_title
 from acp_bridge.agent._replay import iso_time
 from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session
-from acp_bridge.agent._sink import PeerTurnSink, send_session_update
+from acp_bridge.agent._sink import PeerTurnSink
 from acp_bridge.errors import InvalidRequest
 from acp_bridge.jsonrpc import Reply, RequestId, current_request_id
+from acp_bridge.providers import UserTurn
 from acp_bridge.sessions import TurnRecorder, TurnStart, TurnState
 from acp_bridge.turn import StopReason, Turn, TurnFailed, TurnRequest
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
+
+ReadPrompt = Callable[[Session], Awaitable[UserTurn]]
+"""Reads the prompt's content into the model's turn, for the session it is sent to."""
 
 __all__ = ["PromptTurns"]
 
@@ -44,15 +60,37 @@ class PromptTurns:
     async def session_prompt(self, params: JsonValue) -> Reply:
         request_id = current_request_id()
         try:
-            return await self._prompt(acp.from_wire(acp.PromptRequest, params), request_id)
+            plain = plain_prompt(params)  # STARTUP-002: text blocks only, no models
+            if plain is not None:
+                session_id, texts, blocks = plain
+                turn = UserTurn(tuple(texts), ())
+
+                async def read_text(session: Session) -> UserTurn:
+                    return turn
+
+                return await self._prompt(session_id, blocks, read_text, request_id)
+            request = acp.from_wire(acp.PromptRequest, params)
+            conn = self._conn
+
+            async def read(session: Session) -> UserTurn:
+                return await prompt_turn(request.prompt, session.model, conn.tool_context(session))
+
+            wire = [acp.to_wire(block) for block in request.prompt]
+            return await self._prompt(request.session_id, wire, read, request_id)
         finally:
             self._conn.tickets.release(request_id)
 
-    async def _prompt(self, request: acp.PromptRequest, request_id: RequestId | None) -> Reply:
+    async def _prompt(
+        self,
+        session_id: str,
+        blocks: list[JsonObject],
+        read_prompt: ReadPrompt,
+        request_id: RequestId | None,
+    ) -> Reply:
         conn = self._conn
-        scope = conn.tickets.scope(request_id, request.session_id)  # AGENT-CANCEL-002
-        session = conn.session(request.session_id)
-        prompt = await prompt_turn(request.prompt, session.model, conn.tool_context(session))
+        scope = conn.tickets.scope(request_id, session_id)  # AGENT-CANCEL-002
+        session = conn.session(session_id)
+        prompt = await read_prompt(session)
         conn.auth.require()
         if session.running is not None or not session.idle.is_set():
             raise InvalidRequest(
@@ -66,7 +104,7 @@ class PromptTurns:
             start = store.begin_turn(
                 session.session_id,
                 conn.durable.owner,
-                [acp.to_wire(block) for block in request.prompt],
+                blocks,
                 prompt,
             )
             if start.retry_of is not None:
@@ -131,11 +169,8 @@ class PromptTurns:
         _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
         if session.title is None and not session.closed:
             await self._announce_title(session, prompt_title(prompt))
-        response = acp.PromptResponse(
-            stop_reason=acp.StopReason(stop),
-            field_meta={"acpBridge": turn_report(start, result)},
-        )
-        return Reply(acp.to_wire(response))
+        # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, built directly.
+        return Reply(prompt_response_wire(stop, {"acpBridge": turn_report(start, result)}))
 
     def _end_turn(
         self, session: Session, start: TurnStart, state: TurnState, *end: str | None
@@ -147,8 +182,8 @@ class PromptTurns:
         session.title = title
         with store_errors():
             self._conn.durable.store.update(session.session_id, title=title)
-        update = acp.SessionInfoUpdate(title=title, updated_at=iso_time(session.updated_at))
-        await send_session_update(self._conn.peer, session.session_id, update)
+        update = session_info_update_wire(title, iso_time(session.updated_at))
+        await notify_update(self._conn.peer, session.session_id, update)
 
     def _system_prompt(self, session: Session) -> str:
         """INSTR-001: the base, the user's addition, the directories, project instructions."""

@@ -16,9 +16,8 @@ JSON directly, like live chunks (`chunk_params`); other items go through the wir
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._live import plan_update
 from acp_bridge.agent._sink import chunk_params
@@ -34,6 +33,11 @@ from acp_bridge.sessions import (
 )
 from acp_bridge.tools import TerminalContent, ToolKind, stored_plan
 from acp_bridge.turn import AgentText, AgentThought, PlanShown
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = [
     "iso_time",

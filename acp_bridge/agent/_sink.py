@@ -18,11 +18,10 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 import anyio
 
-from acp_bridge import protocol as acp
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
@@ -36,6 +35,11 @@ from acp_bridge.turn import (
     ToolCallShown,
     TurnUpdate,
 )
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = [
     "MAX_QUEUED_CHARS",

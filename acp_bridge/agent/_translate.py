@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_bridge import protocol as acp
 from acp_bridge.tools import DiffContent, Location, TerminalContent, TextContent, ToolContent
 from acp_bridge.turn import (
     AgentText,
@@ -14,6 +13,11 @@ from acp_bridge.turn import (
     ToolCallShown,
     TurnUpdate,
 )
+
+if TYPE_CHECKING:
+    from acp_bridge import protocol as acp
+else:
+    from acp_bridge.agent._lazy import acp
 
 __all__ = ["permission_options", "tool_call_fields", "update_model"]
 

@@ -7,6 +7,7 @@ Nothing here writes to stdout: while serving, fd 1 belongs to the protocol (see
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from collections.abc import Sequence
@@ -138,6 +139,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_bridge.conformance import main_conformance
 
         return main_conformance(args[1:])
+    # STARTUP-003: no collection while the start path loads; serving turns it back on once
+    # the agent is loaded (`cli._run._frozen`), and every other way out of here does too.
+    gc.disable()
+    try:
+        return _main(args)
+    finally:
+        gc.enable()
+
+
+def _main(args: list[str]) -> int:
     options = build_parser().parse_args(args)
     flags: dict[str, Any] = {
         k: v for k, v in vars(options).items() if k not in ("config", "command")

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from acp_bridge.providers.scripted._model import Script
 from acp_bridge.providers.scripted._parse import ScriptError, loads_script
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = ["DEFAULT_SCRIPT", "builtin_scripts"]
 
@@ -21,14 +26,22 @@ DEFAULT_SCRIPT = "hello"
 _FOLDER = "scripts"
 
 
+def _folder() -> Traversable:
+    """`scripts/`: read from disk where the package is (importlib.resources costs a sixth
+    of a cold start in imports: tempfile, shutil, zipfile), through it otherwise (a zip)."""
+    here = Path(__file__).with_name(_FOLDER)
+    if here.is_dir():
+        return here
+    from importlib.resources import files
+
+    return files(__package__ or "acp_bridge.providers.scripted").joinpath(_FOLDER)
+
+
 @functools.cache
 def builtin_scripts() -> Mapping[str, Script]:
     """Every built-in script by name: the default first, then by name (slash-command order)."""
-    from importlib.resources import files
-
-    folder = files(__package__ or "acp_bridge.providers.scripted").joinpath(_FOLDER)
     found: dict[str, Script] = {}
-    for entry in folder.iterdir():
+    for entry in _folder().iterdir():
         if not entry.name.endswith(".json"):
             continue
         source = f"<built-in {_FOLDER}/{entry.name}>"

@@ -1,0 +1,259 @@
+"""A session's start without pydantic: the light readers and builders equal the models.
+
+`acp_bridge.agent._light` reads the usual `session/new` and `session/prompt` by small exact
+checks and writes their answers as plain dicts (STARTUP-002). These tests hold the two paths
+equal: a reader accepts nothing the models refuse and reads what they read; a builder writes
+the bytes `to_wire` writes. Then a fresh interpreter runs initialize and session/new through
+the real agent and shows that neither pydantic nor the ACP models were imported (STARTUP-001).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_schema import schema_path
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acp_bridge import protocol as acp
+from acp_bridge.agent import editor_capabilities
+from acp_bridge.agent._light import (
+    available_commands_wire,
+    client_features,
+    plain_new_session,
+    plain_prompt,
+    prompt_response_wire,
+    session_info_update_wire,
+)
+from acp_bridge.agent._options import (
+    config_options,
+    config_options_wire,
+    mode_state,
+    mode_state_wire,
+)
+from acp_bridge.turn import SessionMode
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def _same_bytes(plain: object, model: object) -> None:
+    assert json.dumps(plain) == json.dumps(model)
+
+
+junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=1),
+    st.dictionaries(st.sampled_from(["a", "_meta"]), st.integers(), max_size=1),
+)
+strings = st.text(max_size=6)
+directories = st.one_of(st.lists(strings, max_size=2), st.lists(junk, max_size=2), junk)
+new_session_params = st.fixed_dictionaries(
+    {},
+    optional={
+        "cwd": st.one_of(strings, st.sampled_from(["/abs", "/tmp/x"]), junk),
+        "additionalDirectories": directories,
+        "additional_directories": directories,
+        "mcpServers": st.one_of(
+            st.just([]),
+            st.none(),
+            st.lists(
+                st.fixed_dictionaries({"name": strings, "command": strings, "args": st.just([])}),
+                max_size=1,
+            ),
+            junk,
+        ),
+        "_meta": junk,
+        "extra": junk,
+    },
+)
+
+
+@pytest.mark.requirement("STARTUP-002")
+@given(st.one_of(new_session_params, junk))
+def test_the_light_session_new_reader_accepts_only_what_the_model_reads_alike(
+    params: Any,
+) -> None:
+    plain = plain_new_session(params)
+    if plain is None:
+        return
+    request = acp.from_wire(acp.NewSessionRequest, params)  # must not raise
+    assert plain == (request.cwd, request.additional_directories)
+    assert request.mcp_servers == []
+
+
+text_blocks = st.fixed_dictionaries({"type": st.just("text"), "text": strings})
+blocks = st.one_of(
+    text_blocks,
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "image", "Text"]), "text": st.one_of(strings, junk)},
+        optional={"annotations": junk, "_meta": junk, "data": strings, "mimeType": strings},
+    ),
+    junk,
+)
+prompt_params = st.fixed_dictionaries(
+    {},
+    optional={
+        "sessionId": st.one_of(strings, junk),
+        "prompt": st.one_of(st.lists(text_blocks, max_size=3), st.lists(blocks, max_size=3), junk),
+        "_meta": junk,
+        "session_id": strings,
+    },
+)
+
+
+@pytest.mark.requirement("STARTUP-002")
+@given(st.one_of(prompt_params, junk))
+def test_the_light_prompt_reader_accepts_only_what_the_model_reads_alike(params: Any) -> None:
+    plain = plain_prompt(params)
+    if plain is None:
+        return
+    session_id, texts, wire = plain
+    request = acp.from_wire(acp.PromptRequest, params)  # must not raise
+    assert session_id == request.session_id
+    assert texts == [block.text for block in request.prompt]  # type: ignore[union-attr]
+    _same_bytes(wire, [acp.to_wire(block) for block in request.prompt])
+
+
+@pytest.mark.requirement("STARTUP-002")
+def test_the_usual_requests_take_the_light_path() -> None:
+    assert plain_new_session({"cwd": "/w", "mcpServers": []}) == ("/w", [])
+    assert plain_new_session(
+        {"cwd": "/w", "mcpServers": None, "additionalDirectories": ["/a"], "_meta": {"k": 1}}
+    ) == ("/w", ["/a"])
+    prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+    assert plain_prompt(prompt) == ("s", ["hi"], [{"type": "text", "text": "hi"}])
+    # What the models must read (and refuse precisely) goes to them.
+    assert plain_new_session({"cwd": "/w"}) is None  # mcpServers is required
+    assert plain_new_session({"cwd": "/w", "mcpServers": [{"name": "x"}]}) is None
+    assert plain_prompt({"sessionId": "s", "prompt": []}) is None
+    assert plain_prompt({"sessionId": "s", "prompt": [{"type": "image", "data": ""}]}) is None
+
+
+capabilities = st.fixed_dictionaries(
+    {},
+    optional={
+        "fs": st.one_of(
+            junk,
+            st.fixed_dictionaries(
+                {}, optional={"readTextFile": junk, "writeTextFile": st.one_of(junk, st.just(1))}
+            ),
+        ),
+        "terminal": st.one_of(junk, st.just(1)),
+        "session": st.one_of(
+            junk,
+            st.fixed_dictionaries({}, optional={"notices": junk, "configOptions": junk}),
+        ),
+    },
+)
+
+
+@pytest.mark.requirement("STARTUP-002")
+@given(st.one_of(capabilities, st.just({})))
+def test_client_features_read_the_capabilities_as_the_models_do(caps: dict[str, Any]) -> None:
+    model = acp.from_wire(acp.ClientCapabilities, caps) if caps else None
+    notices = model is not None and model.session is not None and model.session.notices is not None
+    assert client_features(caps) == (editor_capabilities(model), notices)
+
+
+@pytest.mark.requirement("STARTUP-002")
+@pytest.mark.parametrize("levels", [(), ("low", "medium", "high")])
+@pytest.mark.parametrize("mode", list(SessionMode))
+def test_the_session_setup_builders_write_what_to_wire_writes(
+    levels: tuple[str, ...], mode: SessionMode
+) -> None:
+    _same_bytes(mode_state_wire(mode), acp.to_wire(mode_state(mode)))
+    models = ("m1", "m2")
+    _same_bytes(
+        config_options_wire("m2", models, "low", levels),
+        [acp.to_wire(o) for o in config_options("m2", models, "low", levels)],
+    )
+
+
+@pytest.mark.requirement("STARTUP-002")
+def test_the_update_and_response_builders_write_what_to_wire_writes() -> None:
+    commands = [("hello", "A normal answer"), ("broken", "A broken stream")]
+    model = acp.AvailableCommandsUpdate(
+        available_commands=[acp.AvailableCommand(name=n, description=d) for n, d in commands]
+    )
+    _same_bytes(available_commands_wire(commands), acp.to_wire(model))
+    info = acp.SessionInfoUpdate(title="t", updated_at="2026-01-01T00:00:00.000Z")
+    _same_bytes(session_info_update_wire("t", "2026-01-01T00:00:00.000Z"), acp.to_wire(info))
+    meta = {"acpBridge": {"turnId": "t1", "attempts": [{"usage": None, "billed": True}]}}
+    for stop in acp.StopReason:
+        response = acp.PromptResponse(stop_reason=stop, field_meta=meta)
+        _same_bytes(prompt_response_wire(stop.value, meta), acp.to_wire(response))
+
+
+@pytest.mark.requirement("STARTUP-001")
+def test_initialize_and_session_new_load_neither_pydantic_nor_the_models(tmp_path: Path) -> None:
+    """The real agent in a fresh interpreter: what a session's start imported."""
+    probe = f"""
+import sys, anyio
+sys.path.insert(0, {str(TESTS)!r})
+from bridge import running_bridge, scripted_config
+from pathlib import Path
+
+HEAVY = ("pydantic", "pydantic_core", "httpx", "httpcore", "mcp", "mcp_types")
+
+def heavy():
+    return sorted(
+        m for m in sys.modules
+        if m.split(".")[0] in HEAVY
+        or m.startswith(("acp_bridge.protocol", "acp_bridge.providers.http"))
+    )
+
+async def main():
+    async with running_bridge(scripted_config(Path({str(tmp_path)!r}) / "state")) as editor:
+        await editor.initialize()
+        session = await editor.new_session({str(tmp_path)!r})
+        print(repr((session.startswith("sess_"), heavy())))
+
+anyio.run(main)
+"""
+    env = {**os.environ, "ACP_SCHEMA_PATH": str(schema_path())}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == repr((True, []))
+
+
+@pytest.mark.requirement("STARTUP-003")
+def test_serving_collects_garbage_again_once_the_agent_is_loaded(tmp_path: Path) -> None:
+    from acp_bridge.cli._run import _frozen
+
+    gc.disable()
+    try:
+        assert _frozen(lambda: "config") == "config"  # type: ignore[arg-type,return-value]
+        assert gc.isenabled()
+        gc.disable()
+
+        def broken() -> Any:
+            raise ValueError("bad config")
+
+        with pytest.raises(ValueError):
+            _frozen(broken)
+        assert gc.isenabled()  # a failed load does not leave the collector off
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+@pytest.mark.requirement("STARTUP-003")
+def test_every_command_leaves_the_collector_on(tmp_path: Path) -> None:
+    from acp_bridge.cli import main
+
+    assert gc.isenabled()
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert gc.isenabled()
