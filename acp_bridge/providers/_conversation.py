@@ -3,6 +3,8 @@
 Only completed attempts become history. Each adapter renders these records into its own
 wire format (OpenAI messages, Anthropic content blocks, Gemini contents) and must keep the
 pairing: every `ToolResult` answers exactly one `ToolCall` of the preceding `AssistantTurn`.
+History messages take weak references: the HTTP adapters keep each one's encoding while it
+lives (`providers/http/_fragments.py`).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ class ImagePart:
     data: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class UserTurn:
     """The user's prompt: text parts (resources are inlined by the agent), then its images."""
 
@@ -81,7 +83,7 @@ class UserTurn:
     images: tuple[ImagePart, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class AssistantTurn:
     """The kept (completed) attempt of one model call."""
 
@@ -90,7 +92,7 @@ class AssistantTurn:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class ToolResults:
     """The function responses for the tool calls of the preceding `AssistantTurn`."""
 

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from acp_bridge.providers import AssistantTurn, Message, ToolResult, ToolResults
+from acp_bridge.providers import AssistantTurn, Message, ToolCall, ToolResult, ToolResults
 
 __all__ = ["MISSING_RESULT", "DroppedResult", "repair_history"]
 
@@ -37,8 +37,17 @@ class DroppedResult:
 def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[DroppedResult]]:
     """Return a history whose tool results pair 1:1 with their calls, and what was dropped.
 
-    Idempotent; a history that is already paired comes back equal.
+    Idempotent; a history that is already paired comes back equal, holding the same message
+    objects (checked without copying any: this runs before every model request, and the
+    providers' encoding cache is keyed by message identity).
     """
+    if _paired(messages):
+        return list(messages), []
+    return repair(messages)
+
+
+def repair(messages: Sequence[Message]) -> tuple[list[Message], list[DroppedResult]]:
+    """`repair_history` without its check for an already paired history."""
     repaired: list[Message] = []
     dropped: list[DroppedResult] = []
     for index, message in enumerate(messages):
@@ -61,6 +70,28 @@ def repair_history(messages: Sequence[Message]) -> tuple[list[Message], list[Dro
             item.why,
         )
     return repaired, dropped
+
+
+def _paired(messages: Sequence[Message]) -> bool:
+    """Whether `repair_history` would change nothing: every `ToolResults` follows a model turn
+    with calls and answers each of its calls once, in order; no call is left unanswered."""
+    calls: Sequence[ToolCall] | None = None  # of the model turn awaiting its results
+    for message in messages:
+        if isinstance(message, ToolResults):
+            results = message.results
+            if calls is None or len(results) != len(calls):
+                return False
+            if len(calls) > 1 and len({call.call_id for call in calls}) != len(calls):
+                return False  # one id for two calls: the repair answers both alike
+            for call, result in zip(calls, results, strict=True):
+                if call.call_id != result.call_id or call.name != result.name:
+                    return False
+            calls = None
+        elif calls is not None:
+            return False
+        elif isinstance(message, AssistantTurn) and message.tool_calls:
+            calls = message.tool_calls
+    return calls is None
 
 
 def _pair(

@@ -10,9 +10,12 @@ messages of one role are merged, as the API requires alternation.
 
 from __future__ import annotations
 
+from typing import cast
+
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers._conversation import (
     AssistantTurn,
+    Message,
     ModelRequest,
     ToolResult,
     ToolResults,
@@ -20,11 +23,24 @@ from acp_bridge.providers._conversation import (
 )
 from acp_bridge.providers._reasoning import thinking_budget
 from acp_bridge.providers.http._anthropic_stream import AnthropicStreamDecoder
+from acp_bridge.providers.http._fragments import (
+    FragmentCache,
+    Fragments,
+    dumps,
+    encode_body,
+    grouped,
+)
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "render_messages"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "AnthropicProvider",
+    "encode_message",
+    "encode_messages",
+    "render_messages",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
 _DEFAULT_MAX_TOKENS = 8192
@@ -42,9 +58,12 @@ class AnthropicProvider(HttpModelProvider):
             headers["x-api-key"] = self._options.api_key
         return WireRequest(
             url=self.endpoint("/v1/messages"),
-            body=render_messages(request, model, self._options),
+            content=encode_messages(request, model, self._options, self.fragments),
             headers=headers,
         )
+
+    def encode_message(self, message: Message) -> bytes:
+        return encode_message(message)
 
     def decoder(self, model: str) -> StreamDecoder:
         return AnthropicStreamDecoder(
@@ -56,30 +75,64 @@ def render_messages(request: ModelRequest, model: str, options: HttpProviderOpti
     """The JSON body of a streaming Messages request."""
     turns: list[tuple[str, list[JsonValue]]] = []
     for message in request.messages:
-        if isinstance(message, UserTurn):
-            blocks: list[JsonValue] = [
-                {"type": "text", "text": part} for part in message.parts if part
-            ]
-            blocks.extend(
-                {
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
-                }
-                for image in message.images
-            )
-            _append(turns, "user", blocks)
-        elif isinstance(message, AssistantTurn):
-            _append(turns, "assistant", _assistant_blocks(message))
-        elif isinstance(message, ToolResults):
-            _append(turns, "user", [_tool_result(result) for result in message.results])
+        _append(turns, _role(message), _blocks(message))
+    messages: list[JsonValue] = [{"role": role, "content": blocks} for role, blocks in turns]
+    return cast(JsonObject, _body(request, model, options, messages))
+
+
+def encode_messages(
+    request: ModelRequest,
+    model: str,
+    options: HttpProviderOptions,
+    cache: FragmentCache[Message],
+) -> bytes:
+    """`render_messages` encoded, each history message's blocks taken from `cache`."""
+    entries = ((_role(message), cache.fragment(message)) for message in request.messages)
+    messages = Fragments(grouped(entries, b',"content":[', b"]}"))
+    return encode_body(_body(request, model, options, messages))
+
+
+def encode_message(message: Message) -> bytes:
+    """One history message's content blocks, encoded (comma-separated)."""
+    return b",".join(dumps(block) for block in _blocks(message))
+
+
+def _role(message: Message) -> str:
+    return "assistant" if isinstance(message, AssistantTurn) else "user"
+
+
+def _blocks(message: Message) -> list[JsonValue]:
+    if isinstance(message, UserTurn):
+        blocks: list[JsonValue] = [{"type": "text", "text": part} for part in message.parts if part]
+        blocks.extend(
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
+            }
+            for image in message.images
+        )
+        return blocks
+    if isinstance(message, AssistantTurn):
+        return _assistant_blocks(message)
+    if isinstance(message, ToolResults):
+        return [_tool_result(result) for result in message.results]
+    return []
+
+
+def _body(
+    request: ModelRequest,
+    model: str,
+    options: HttpProviderOptions,
+    messages: list[JsonValue] | Fragments,
+) -> dict[str, JsonValue | Fragments]:
     budget = thinking_budget(request.reasoning, options.thinking_budget)  # REASON-002
     max_tokens = options.max_tokens or (_DEFAULT_MAX_TOKENS + (budget or 0))
     if budget and max_tokens <= budget:
         max_tokens += budget  # Anthropic requires max_tokens > budget_tokens (REASON-002)
-    body: JsonObject = {
+    body: dict[str, JsonValue | Fragments] = {
         "model": model,
         "max_tokens": max_tokens,
-        "messages": [{"role": role, "content": blocks} for role, blocks in turns],
+        "messages": messages,
         "stream": True,
     }
     if request.system:

@@ -11,7 +11,9 @@ their signatures, and results as `functionResponse` parts (`{"output": ...}` or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
+from typing import cast
 from urllib.parse import quote
 
 from acp_bridge._json import JsonObject, JsonValue
@@ -24,12 +26,24 @@ from acp_bridge.providers._conversation import (
     UserTurn,
 )
 from acp_bridge.providers._reasoning import thinking_budget
+from acp_bridge.providers.http._fragments import (
+    FragmentCache,
+    Fragments,
+    dumps,
+    encode_body,
+    grouped,
+)
 from acp_bridge.providers.http._gemini_stream import GeminiStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
-__all__ = ["GeminiProvider", "render_generate_content"]
+__all__ = [
+    "GeminiProvider",
+    "encode_generate_content",
+    "encode_message",
+    "render_generate_content",
+]
 
 
 class GeminiProvider(HttpModelProvider):
@@ -45,9 +59,12 @@ class GeminiProvider(HttpModelProvider):
         name = quote(model.removeprefix("models/"), safe="-._")
         return WireRequest(
             url=self.endpoint(f"/models/{name}:streamGenerateContent", {"alt": "sse"}),
-            body=render_generate_content(request, self._options),
+            content=encode_generate_content(request, self._options, self.fragments),
             headers=headers,
         )
+
+    def encode_message(self, message: Message) -> bytes:
+        return encode_message(message)
 
     def decoder(self, model: str) -> StreamDecoder:
         return GeminiStreamDecoder(
@@ -60,28 +77,81 @@ def render_generate_content(request: ModelRequest, options: HttpProviderOptions)
     calls = _calls_by_id(request.messages)
     contents: list[tuple[str, list[JsonValue]]] = []
     for message in request.messages:
-        if isinstance(message, UserTurn):
-            user: list[JsonValue] = [{"text": part} for part in message.parts if part]
-            user.extend(
-                {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
-                for image in message.images
-            )
-            _append(contents, "user", user)
-        elif isinstance(message, AssistantTurn):
-            _append(contents, "model", _model_parts(message))
-        elif isinstance(message, ToolResults):
-            parts: list[JsonValue] = []
-            for result in message.results:
-                response: JsonObject = {
-                    "name": result.name,
-                    "response": {"error" if result.is_error else "output": result.output},
-                }
-                call = calls.get(result.call_id)
-                if call is not None and not call.provider_meta.get("synthesized_id"):
-                    response["id"] = result.call_id
-                parts.append({"functionResponse": response})
-            _append(contents, "user", parts)
-    body: JsonObject = {"contents": [{"role": role, "parts": parts} for role, parts in contents]}
+        _append(contents, _role(message), _parts(message, _with_ids(message, calls)))
+    body: list[JsonValue] = [{"role": role, "parts": parts} for role, parts in contents]
+    return cast(JsonObject, _body(request, options, body))
+
+
+def encode_generate_content(
+    request: ModelRequest, options: HttpProviderOptions, cache: FragmentCache[Message]
+) -> bytes:
+    """`render_generate_content` encoded, each history message's parts taken from `cache`
+    (function responses keyed also by which of their calls had an id of Gemini's)."""
+    calls = _calls_by_id(request.messages)
+    entries: list[tuple[str, bytes]] = []
+    for message in request.messages:
+        if isinstance(message, ToolResults):
+            ids = _with_ids(message, calls)
+            fragment = cache.fragment(message, ids, functools.partial(_encoded, ids=ids))
+        else:
+            fragment = cache.fragment(message)
+        entries.append((_role(message), fragment))
+    contents = Fragments(grouped(entries, b',"parts":[', b"]}"))
+    return encode_body(_body(request, options, contents))
+
+
+def encode_message(message: Message) -> bytes:
+    """One history message's parts, encoded (function responses as if their calls had ids)."""
+    return _encoded(message, None)
+
+
+def _encoded(message: Message, ids: tuple[bool, ...] | None) -> bytes:
+    return b",".join(dumps(part) for part in _parts(message, ids))
+
+
+def _role(message: Message) -> str:
+    return "model" if isinstance(message, AssistantTurn) else "user"
+
+
+def _with_ids(message: Message, calls: Mapping[str, ToolCall]) -> tuple[bool, ...] | None:
+    """Per function response: whether it names its call's id (Gemini gave the call one)."""
+    if not isinstance(message, ToolResults):
+        return None
+    return tuple(
+        (call := calls.get(result.call_id)) is not None
+        and not call.provider_meta.get("synthesized_id")
+        for result in message.results
+    )
+
+
+def _parts(message: Message, ids: tuple[bool, ...] | None) -> list[JsonValue]:
+    if isinstance(message, UserTurn):
+        user: list[JsonValue] = [{"text": part} for part in message.parts if part]
+        user.extend(
+            {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
+            for image in message.images
+        )
+        return user
+    if isinstance(message, AssistantTurn):
+        return _model_parts(message)
+    if isinstance(message, ToolResults):
+        parts: list[JsonValue] = []
+        for index, result in enumerate(message.results):
+            response: JsonObject = {
+                "name": result.name,
+                "response": {"error" if result.is_error else "output": result.output},
+            }
+            if ids is None or ids[index]:
+                response["id"] = result.call_id
+            parts.append({"functionResponse": response})
+        return parts
+    return []
+
+
+def _body(
+    request: ModelRequest, options: HttpProviderOptions, contents: list[JsonValue] | Fragments
+) -> dict[str, JsonValue | Fragments]:
+    body: dict[str, JsonValue | Fragments] = {"contents": contents}
     if request.system:
         body["systemInstruction"] = {"parts": [{"text": request.system}]}
     if request.tools:

@@ -10,21 +10,29 @@ Ollama, llama.cpp, vLLM and LM Studio work as they are. History renders tool cal
 from __future__ import annotations
 
 import json
+from typing import cast
 
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers._conversation import (
     AssistantTurn,
+    Message,
     ModelRequest,
     ToolResults,
     UserTurn,
 )
 from acp_bridge.providers._reasoning import DEFAULT_LEVEL
+from acp_bridge.providers.http._fragments import FragmentCache, Fragments, dumps, encode_body
 from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
-__all__ = ["OpenAIProvider", "render_chat_completions"]
+__all__ = [
+    "OpenAIProvider",
+    "encode_chat_completions",
+    "encode_message",
+    "render_chat_completions",
+]
 
 
 class OpenAIProvider(HttpModelProvider):
@@ -39,9 +47,12 @@ class OpenAIProvider(HttpModelProvider):
             headers["authorization"] = f"Bearer {self._options.api_key}"
         return WireRequest(
             url=self.endpoint("/chat/completions"),
-            body=render_chat_completions(request, model, self._options),
+            content=encode_chat_completions(request, model, self._options, self.fragments),
             headers=headers,
         )
+
+    def encode_message(self, message: Message) -> bytes:
+        return encode_message(message)
 
     def decoder(self, model: str) -> StreamDecoder:
         return OpenAIStreamDecoder(
@@ -55,18 +66,56 @@ def render_chat_completions(
     """The JSON body of a streaming Chat Completions request."""
     messages: list[JsonValue] = []
     if request.system:
-        messages.append({"role": "system", "content": request.system})
+        messages.append(_system(request.system))
     for message in request.messages:
-        if isinstance(message, UserTurn):
-            messages.append({"role": "user", "content": _user_content(message)})
-        elif isinstance(message, AssistantTurn):
-            messages.append(_assistant(message))
-        elif isinstance(message, ToolResults):
-            messages.extend(
-                {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
-                for result in message.results
-            )
-    body: JsonObject = {"model": model, "messages": messages, "stream": True}
+        messages.extend(_entries(message))
+    return cast(JsonObject, _body(request, model, options, messages))
+
+
+def encode_chat_completions(
+    request: ModelRequest,
+    model: str,
+    options: HttpProviderOptions,
+    cache: FragmentCache[Message],
+) -> bytes:
+    """`render_chat_completions` encoded, each history message's JSON taken from `cache`."""
+    items = [dumps(_system(request.system))] if request.system else []
+    for message in request.messages:
+        fragment = cache.fragment(message)
+        if fragment:
+            items.append(fragment)
+    return encode_body(_body(request, model, options, Fragments(items)))
+
+
+def encode_message(message: Message) -> bytes:
+    """One history message's entries of `messages`, encoded (comma-separated)."""
+    return b",".join(dumps(entry) for entry in _entries(message))
+
+
+def _system(text: str) -> JsonObject:
+    return {"role": "system", "content": text}
+
+
+def _entries(message: Message) -> list[JsonObject]:
+    if isinstance(message, UserTurn):
+        return [{"role": "user", "content": _user_content(message)}]
+    if isinstance(message, AssistantTurn):
+        return [_assistant(message)]
+    if isinstance(message, ToolResults):
+        return [
+            {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
+            for result in message.results
+        ]
+    return []
+
+
+def _body(
+    request: ModelRequest,
+    model: str,
+    options: HttpProviderOptions,
+    messages: list[JsonValue] | Fragments,
+) -> dict[str, JsonValue | Fragments]:
+    body: dict[str, JsonValue | Fragments] = {"model": model, "messages": messages, "stream": True}
     if options.include_usage:
         body["stream_options"] = {"include_usage": True}
     if request.tools:

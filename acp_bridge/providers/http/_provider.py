@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import ClassVar, Self
 
-from acp_bridge.providers._conversation import ModelRequest
+from acp_bridge.providers._conversation import Message, ModelRequest
 from acp_bridge.providers._events import StreamEvent
+from acp_bridge.providers.http._fragments import FragmentCache
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._transport import HttpTransport, StreamDecoder, WireRequest
 from acp_bridge.providers.http._urls import endpoint
@@ -31,6 +32,8 @@ class HttpModelProvider(abc.ABC):
         self._options = options
         self._transport = HttpTransport(self.PROVIDER, options)
         self._transport.prepare()
+        # Each history message encoded once, reused by every later request (issue 15.2).
+        self.fragments: FragmentCache[Message] = FragmentCache(self.encode_message)
 
     @property
     def name(self) -> str:
@@ -61,7 +64,12 @@ class HttpModelProvider(abc.ABC):
 
     @abc.abstractmethod
     def render(self, request: ModelRequest, model: str) -> WireRequest:
-        """The provider's HTTP request for `request` (URL, auth headers, JSON body)."""
+        """The provider's HTTP request for `request` (URL, auth headers, encoded body)."""
+
+    @abc.abstractmethod
+    def encode_message(self, message: Message) -> bytes:
+        """One history message in the provider's wire form, encoded (what `fragments`
+        keeps); empty when the message sends nothing."""
 
     @abc.abstractmethod
     def decoder(self, model: str) -> StreamDecoder:

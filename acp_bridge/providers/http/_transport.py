@@ -59,11 +59,18 @@ _BASE_HEADERS = {
 
 @dataclass(frozen=True, slots=True)
 class WireRequest:
-    """A provider's rendered request: where to POST which JSON body with which headers."""
+    """A provider's rendered request: where to POST which encoded JSON body with which
+    headers. `content` is the body as sent (the adapters assemble it from each history
+    message's cached encoding: `_fragments`); `body` decodes it again, for the trace."""
 
     url: str
-    body: JsonObject
+    content: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def body(self) -> JsonObject:
+        body: JsonObject = json.loads(self.content)
+        return body
 
 
 class StreamDecoder(Protocol):
@@ -141,9 +148,10 @@ class HttpTransport:
             "POST",
             wire.url,
             headers={**_BASE_HEADERS, **wire.headers, **self._options.extra_headers},
-            content=json.dumps(wire.body, ensure_ascii=False, separators=(",", ":")).encode(),
+            content=wire.content,
         )
-        self._trace_request(request, wire.body, attempt)
+        if self._options.trace is not None:
+            self._trace_request(request, wire.body, attempt)
         phase = Phase.CONNECT
         response: httpx.Response | None = None
         chunks: AsyncIterator[bytes] | None = None
