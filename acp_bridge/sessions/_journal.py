@@ -125,7 +125,8 @@ class TurnRecorder:
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
         call = self._calls.get(tool_call_id)
         if call is not None and effect_key is not None:
-            self._save(dataclasses.replace(call, effect_key=effect_key))
+            # On disk before the ledger records the key started (SESS-011, SESS-001).
+            self._save(dataclasses.replace(call, effect_key=effect_key), durable=True)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -146,6 +147,6 @@ class TurnRecorder:
             changes["raw_output"] = update.raw_output
         self._save(dataclasses.replace(call, **changes))  # type: ignore[arg-type]
 
-    def _save(self, call: StoredToolCall) -> None:
-        self._store.save_tool_call(self._session_id, self._start.seq, call)
+    def _save(self, call: StoredToolCall, *, durable: bool = False) -> None:
+        self._store.save_tool_call(self._session_id, self._start.seq, call, durable=durable)
         self._calls[call.tool_call_id] = call

@@ -1,4 +1,5 @@
-"""The session database: opening it (WAL, busy timeout, `synchronous=FULL`) and migrating it.
+"""The session database: opening it (WAL, busy timeout, `synchronous=NORMAL` with durable
+commits where SESS-001 needs them) and migrating it.
 
 The schema version is SQLite's `PRAGMA user_version`. `MIGRATIONS[n - 1]` takes a database
 from version n - 1 to n; each runs in its own `BEGIN IMMEDIATE` transaction together with
@@ -105,16 +106,27 @@ FILENAME = "sessions.sqlite3"
 
 
 @contextlib.contextmanager
-def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def transaction(db: sqlite3.Connection, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
     """`BEGIN IMMEDIATE` ... `COMMIT` (the write lock up front, so no deadlock upgrade);
-    rolled back on any exception."""
-    db.execute("BEGIN IMMEDIATE")
+    rolled back on any exception.
+
+    Every commit survives the process being killed once it returns (WAL). A `durable` one is
+    also on disk: it commits with `synchronous=FULL`, whose fsync of the WAL covers every
+    commit before it too (SESS-001); the others cost no fsync (`synchronous=NORMAL`).
+    """
+    if durable:
+        db.execute("PRAGMA synchronous = FULL")  # not allowed inside the transaction
     try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    finally:
+        if durable:
+            db.execute("PRAGMA synchronous = NORMAL")
 
 
 def _version(db: sqlite3.Connection) -> int:
@@ -137,7 +149,7 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
     """Applies the migrations up to `target`; returns the version found before."""
     found = _refuse_newer(db)
     while (current := _version(db)) < target:
-        with transaction(db):
+        with transaction(db, durable=True):
             if _version(db) != current:  # another process migrated meanwhile
                 continue
             MIGRATIONS[current](db)
@@ -156,7 +168,8 @@ def connect(path: Path | None, *, busy_timeout: float) -> sqlite3.Connection:
         _refuse_newer(db)  # before WAL mode is set: a newer file is never written
         if path is not None:
             db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns
+        # A commit survives a killed process; `transaction(durable=True)` ones are on disk.
+        db.execute("PRAGMA synchronous = NORMAL")
         migrate(db)
     except sqlite3.Error as error:
         if db is not None:

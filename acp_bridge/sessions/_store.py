@@ -1,12 +1,16 @@
 """The durable session store: SQLite file `sessions.sqlite3` in the state directory.
 
 Beside the effect ledger (`effects.sqlite3`), shared by every bridge process on the directory
-(WAL, busy timeout, `synchronous=FULL`: SESS-001). It keeps each session's settings and
-owner, its turns (`running` before the model is called), the kept conversation and the tool
-calls as shown (spec/sessions.md). Writes that belong together are one transaction.
+(WAL, busy timeout: SESS-001). It keeps each session's settings and owner, its turns
+(`running` before the model is called), the kept conversation and the tool calls as shown
+(spec/sessions.md). Writes that belong together are one transaction.
 
-Calls are synchronous, like the ledger's: each is a few indexed statements and one fsync.
-Row reading and the turn-level writes live in `_turn_rows`.
+Calls are synchronous, like the ledger's: each is a few indexed statements. Every write is
+committed when its call returns (it survives the process being killed); only those something
+depends on are also fsynced then (SESS-001): a new session, a turn's start with its prompt,
+and a tool call's effect key. The others (kept messages, what tool calls showed, a turn's end)
+reach the disk with the next of those, or when the store is closed: the end of a turn costs
+no fsync (issue 15.2). Row reading and the turn-level writes live in `_turn_rows`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import base64
 import binascii
 import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -73,7 +78,25 @@ class SessionStore:
         return cls(None)
 
     def close(self) -> None:
-        self._db.close()
+        """Closes the database, with every commit on disk (SESS-001)."""
+        try:
+            self._sync_wal()
+        finally:
+            self._db.close()
+
+    def _sync_wal(self) -> None:
+        if self.path is None:
+            return
+        try:
+            fd = os.open(f"{self.path}-wal", os.O_RDONLY)
+        except FileNotFoundError:
+            return  # checkpointed and removed: nothing is pending
+        except OSError as error:
+            raise SessionStoreError(f"cannot sync {self.path}-wal: {error}") from error
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def __enter__(self) -> SessionStore:
         return self
@@ -92,14 +115,16 @@ class SessionStore:
         except sqlite3.Error as error:
             raise SessionStoreError(f"session store: {error}") from error
 
-    def _write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        return _writing(self._db)
+    def _write(
+        self, *, durable: bool = False
+    ) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return _writing(self._db, durable)
 
     # -- sessions ------------------------------------------------------------------------
 
     def create(self, record: SessionRecord, owner: Owner) -> None:
-        """Stores a new session, owned by `owner`."""
-        with self._write() as db:
+        """Stores a new session, owned by `owner` (on disk when it returns)."""
+        with self._write(durable=True) as db:
             db.execute(
                 f"INSERT INTO sessions ({_SESSION_COLUMNS}, owner_pid, owner_started,"
                 " owner_token, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -255,13 +280,13 @@ class SessionStore:
     def begin_turn(
         self, session_id: str, owner: Owner, prompt: Sequence[JsonObject], message: UserTurn
     ) -> TurnStart:
-        """Writes the turn (`running`) and its prompt, durably, before the model is called.
+        """Writes the turn (`running`) and its prompt, on disk, before the model is called.
 
         When the session's last turn did not complete (interrupted or failed) and `prompt`
         equals its prompt, the new turn runs it again: same ordinal and turn id, a fresh id
         prefix, and the old one superseded (SESS-021).
         """
-        with self._write() as db:
+        with self._write(durable=True) as db:
             self._check_owner(db, session_id, owner, allow_free=False, missing_raises=True)
             start = rows.insert_turn(db, session_id, prompt, message)
             db.execute(
@@ -298,9 +323,12 @@ class SessionStore:
         with self._write() as db:
             rows.insert_message(db, session_id, turn_seq, message, model_call)
 
-    def save_tool_call(self, session_id: str, turn_seq: int, call: StoredToolCall) -> None:
-        """Writes the tool call's current state (insert or replace)."""
-        with self._write() as db:
+    def save_tool_call(
+        self, session_id: str, turn_seq: int, call: StoredToolCall, *, durable: bool = False
+    ) -> None:
+        """Writes the tool call's current state (insert or replace); `durable`: on disk when
+        it returns (its effect key, before the ledger records it started: SESS-011)."""
+        with self._write(durable=durable) as db:
             rows.save_tool_call(db, session_id, turn_seq, call)
 
     def settle_interrupted(
@@ -379,10 +407,10 @@ class SessionStore:
 
 
 @contextlib.contextmanager
-def _writing(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def _writing(db: sqlite3.Connection, durable: bool) -> Iterator[sqlite3.Connection]:
     """A write transaction whose SQLite errors become `SessionStoreError`."""
     try:
-        with transaction(db):
+        with transaction(db, durable=durable):
             yield db
     except sqlite3.Error as error:
         raise SessionStoreError(f"session store: {error}") from error

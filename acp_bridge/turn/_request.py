@@ -61,7 +61,9 @@ class TurnJournal(Protocol):
     """The durable record of a turn as it progresses (the session store implements it).
 
     Each method is called synchronously when the engine commits to that step and must be
-    durable when it returns; an exception propagates and ends the turn before the next step,
+    committed when it returns (surviving the process being killed; on disk too for
+    `tool_call_starting` with an effect key: SESS-001); an exception propagates and ends the
+    turn before the next step,
     so a tool never runs unless its start was journaled. The prompt is the caller's to record
     before `Turn.run` (the engine appends it to history first thing). The default journal
     records nothing.
