@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 
+from acp_bridge.agent._crash_point import crash_point
 from acp_bridge.agent._session import Session
 from acp_bridge.providers import repair_surrogates
 from acp_bridge.sessions import SessionStore, TurnStart, TurnState
@@ -50,15 +51,27 @@ def record_end(
     state: TurnState,
     stop_reason: str | None = None,
     note: str | None = None,
+    *,
+    answered: bool = True,
 ) -> None:
     """Records the end; a failure is logged, never masking the turn's own outcome (a later
     load settles a turn left `running`). `store` None: the connection already released its
-    sessions, so the turn stays `running` for the next owner to settle (SESS-020)."""
+    sessions, so the turn stays `running` for the next owner to settle (SESS-020).
+    `answered=False`: the response is still to be written (SESS-UNANSWERED-001)."""
     session.updated_at = time.time()
     if store is None:
         _log.warning("turn %s ended after its connection closed the store", start.turn_id)
         return
     try:
-        store.end_turn(session.session_id, start.seq, state, stop_reason=stop_reason, note=note)
+        store.end_turn(
+            session.session_id,
+            start.seq,
+            state,
+            stop_reason=stop_reason,
+            note=note,
+            answered=answered,
+        )
     except Exception:
         _log.exception("could not record the end of turn %s", start.turn_id)
+        return
+    crash_point("turn-committed")  # tests only: kill -9 in the commit -> response window

@@ -32,6 +32,7 @@ from acp_bridge.agent._replay import iso_time
 from acp_bridge.agent._report import turn_report
 from acp_bridge.agent._session import Session
 from acp_bridge.agent._sink import PeerTurnSink
+from acp_bridge.agent._unanswered import journal_response, marks_answered
 from acp_bridge.errors import InvalidRequest
 from acp_bridge.jsonrpc import Reply, RequestId, current_request_id
 from acp_bridge.providers import UserTurn
@@ -107,6 +108,8 @@ class PromptTurns:
                 blocks,
                 prompt,
             )
+            if start.unanswered is not None:  # SESS-UNANSWERED-001: the same request again
+                return await self._answer_from_journal(session, start, prompt_title(prompt))
             if start.retry_of is not None:
                 # Sent again after it was interrupted: the same turn from its start (SESS-021).
                 history = store.history(session.session_id)
@@ -153,7 +156,8 @@ class PromptTurns:
             if scope.cancelled_caught:
                 # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
                 result = engine.result(StopReason.CANCELLED)
-            self._end_turn(session, start, TurnState.COMPLETED, result.stop_reason.value)
+            stop = result.stop_reason.value
+            self._end_turn(session, start, TurnState.COMPLETED, stop, answered=False)
         except TurnFailed as error:
             self._end_turn(session, start, TurnState.FAILED, None, failed_note(error.message))
             raise
@@ -170,12 +174,26 @@ class PromptTurns:
         if session.title is None and not session.closed:
             await self._announce_title(session, prompt_title(prompt))
         # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, built directly.
-        return Reply(prompt_response_wire(stop, {"acpBridge": turn_report(start, result)}))
+        wire = prompt_response_wire(stop, {"acpBridge": turn_report(start, result)})
+        return Reply(wire, marks_answered(store, session.session_id, start))
+
+    async def _answer_from_journal(self, session: Session, start: TurnStart, title: str) -> Reply:
+        session.turns = start.ordinal
+        _log.info("turn %s completed before its response was written: answered", start.turn_id)
+        if session.title is None and not session.closed:
+            await self._announce_title(session, title)  # SESS-033, if that was lost too
+        store = self._conn.durable.store
+        return Reply(journal_response(start), marks_answered(store, session.session_id, start))
 
     def _end_turn(
-        self, session: Session, start: TurnStart, state: TurnState, *end: str | None
+        self,
+        session: Session,
+        start: TurnStart,
+        state: TurnState,
+        *end: str | None,
+        answered: bool = True,
     ) -> None:
-        record_end(self._conn.durable.opened, session, start, state, *end)
+        record_end(self._conn.durable.opened, session, start, state, *end, answered=answered)
 
     async def _announce_title(self, session: Session, title: str) -> None:
         """SESS-033: the title, once the first turn completed, before its response."""

@@ -100,7 +100,10 @@ class TurnStart:
     """A turn row just written (`running`), with the ids the engine must use.
 
     `retry_of` is the `seq` of the interrupted or failed turn this one runs again (same
-    ordinal and turn id, fresh `id_prefix`: SESS-021), else None.
+    ordinal and turn id, fresh `id_prefix`: SESS-021), else None. `unanswered` is set when the
+    prompt is the one of the session's last turn, which completed but whose response was never
+    written: no turn row was written, and the prompt is answered with this stored stop reason
+    (SESS-UNANSWERED-001); `seq` and the ids are that turn's.
     """
 
     seq: int
@@ -108,6 +111,7 @@ class TurnStart:
     turn_id: str
     id_prefix: str
     retry_of: int | None = None
+    unanswered: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

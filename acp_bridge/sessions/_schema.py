@@ -97,9 +97,15 @@ def _v2_mcp_servers_and_listing(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at DESC, session_id DESC)")
 
 
+def _v3_answered(db: sqlite3.Connection) -> None:
+    """Whether a completed turn's response was written (SESS-UNANSWERED-001)."""
+    db.execute("ALTER TABLE turns ADD COLUMN answered INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_mcp_servers_and_listing,
+    _v3_answered,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 FILENAME = "sessions.sqlite3"

@@ -303,11 +303,23 @@ class SessionStore:
         *,
         stop_reason: str | None = None,
         note: str | None = None,
+        answered: bool = True,
     ) -> None:
+        """`answered=False`: a response is still to be written (`mark_answered` once it is);
+        until then the same prompt sent again is answered from here (SESS-UNANSWERED-001)."""
         with self._write() as db:
-            rows.end_turn(db, session_id, seq, state, stop_reason=stop_reason, note=note)
+            rows.end_turn(
+                db, session_id, seq, state, stop_reason=stop_reason, note=note, answered=answered
+            )
             db.execute(
                 "UPDATE sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id)
+            )
+
+    def mark_answered(self, session_id: str, seq: int) -> None:
+        """The turn's response is on the wire (SESS-UNANSWERED-001)."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE turns SET answered = 1 WHERE session_id = ? AND seq = ?", (session_id, seq)
             )
 
     def add_message(

@@ -59,10 +59,18 @@ def insert_turn(
     db: sqlite3.Connection, session_id: str, prompt: Sequence[JsonObject], message: UserTurn
 ) -> TurnStart:
     last = db.execute(
-        "SELECT seq, ordinal, state, superseded, prompt FROM turns WHERE session_id = ?"
-        " ORDER BY seq DESC LIMIT 1",
+        "SELECT seq, ordinal, state, superseded, prompt, answered, stop_reason, turn_id,"
+        " id_prefix FROM turns WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
         (session_id,),
     ).fetchone()
+    if (
+        last is not None
+        and last[2] == TurnState.COMPLETED.value
+        and not last[3]
+        and not last[5]
+        and _same_prompt(last[4], prompt)
+    ):  # SESS-UNANSWERED-001: completed, its response never written: answered from here
+        return TurnStart(last[0], last[1], last[7], last[8], unanswered=last[6])
     (top,) = db.execute(
         "SELECT COALESCE(MAX(ordinal), 0) FROM turns WHERE session_id = ?", (session_id,)
     ).fetchone()
@@ -107,11 +115,12 @@ def end_turn(
     *,
     stop_reason: str | None = None,
     note: str | None = None,
+    answered: bool = True,
 ) -> None:
     db.execute(
-        "UPDATE turns SET state = ?, stop_reason = ?, note = ?, ended_at = ?"
+        "UPDATE turns SET state = ?, stop_reason = ?, note = ?, ended_at = ?, answered = ?"
         " WHERE session_id = ? AND seq = ?",
-        (state.value, stop_reason, note, time.time(), session_id, seq),
+        (state.value, stop_reason, note, time.time(), int(answered), session_id, seq),
     )
 
 

@@ -41,9 +41,10 @@ class StdioEditor:
         home: Path,
         *extra_args: str,
         rerun_unknown: bool = False,
+        env: dict[str, str] | None = None,
     ) -> None:
         argv = bridge_argv("--state-dir", str(state_dir), *extra_args)
-        self.process = LineProcess(argv, env=isolated_env(home))
+        self.process = LineProcess(argv, env=isolated_env(home, env))
         self.validator = AgentWireValidator(strict_roots=True)
         self.received: list[dict[str, Any]] = []
         self.rerun_unknown = rerun_unknown

@@ -20,6 +20,8 @@ import pytest
 from bridge import running_bridge, scripted_config
 from subprocess_util import LineProcess, bridge_argv, isolated_env
 
+from acp_bridge.sessions import SCHEMA_VERSION
+
 pytestmark = pytest.mark.requirement("EFFECT-OPEN-001")
 
 PREFIX = "The state directory is unusable: "
@@ -73,8 +75,9 @@ CASES = [
         "sessions.sqlite3",
         _newer,
         "newer_schema",
-        "its session store sessions.sqlite3 has schema 99, newer than the 2 this acp-bridge "
-        "knows. Upgrade acp-bridge, or set --state-dir or ACP_BRIDGE_STATE_DIR to another folder",
+        f"its session store sessions.sqlite3 has schema 99, newer than the {SCHEMA_VERSION} this "
+        "acp-bridge knows. Upgrade acp-bridge, or set --state-dir or ACP_BRIDGE_STATE_DIR to "
+        "another folder",
     ),
 ]
 
