@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from acp_bridge import protocol as acp
-from acp_bridge._json import JsonValue
+from acp_bridge._json import JsonObject
+from acp_bridge.agent._light import prompt_response_wire
 from acp_bridge.sessions import SessionStore, TurnStart
 
 __all__ = ["journal_response", "marks_answered"]
@@ -23,10 +23,10 @@ __all__ = ["journal_response", "marks_answered"]
 _log = logging.getLogger("acp_bridge.agent")
 
 
-def journal_response(start: TurnStart) -> JsonValue:
+def journal_response(start: TurnStart) -> JsonObject:
     """The response of a turn that completed before, from what the journal kept."""
     assert start.unanswered is not None
-    report = {
+    report: JsonObject = {
         "turnId": start.turn_id,
         "idPrefix": start.id_prefix,
         "rerun": False,
@@ -37,10 +37,7 @@ def journal_response(start: TurnStart) -> JsonValue:
         "attempts": [],
         "effects": [],
     }
-    response = acp.PromptResponse(
-        stop_reason=acp.StopReason(start.unanswered), field_meta={"acpBridge": report}
-    )
-    return acp.to_wire(response)
+    return prompt_response_wire(start.unanswered, {"acpBridge": report})
 
 
 def marks_answered(
