@@ -25,10 +25,9 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import anyio
-import jsonrpc_base
 from anyio.abc import TaskGroup
 
 from acp_bridge._json import JsonObject, JsonValue
@@ -53,6 +52,9 @@ from acp_bridge.jsonrpc._envelope import (
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire
 from acp_bridge.jsonrpc._limits import params_problem, scrub
 from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport, encode
+
+if TYPE_CHECKING:
+    import jsonrpc_base
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -292,6 +294,9 @@ class JsonRpcPeer:
             raise PeerGone()
         self._next_id += 1
         request_id = self._next_id
+        # Imported on the first request to the peer, not at start (uuid, platform: STARTUP-001).
+        import jsonrpc_base
+
         pending = _Pending(jsonrpc_base.Request(method, params, request_id))
         self._pending[request_id] = pending
         try:
