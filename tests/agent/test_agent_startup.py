@@ -203,7 +203,7 @@ sys.path.insert(0, {str(TESTS)!r})
 from bridge import running_bridge, scripted_config
 from pathlib import Path
 
-HEAVY = ("pydantic", "pydantic_core", "httpx", "httpcore", "mcp", "mcp_types")
+HEAVY = ("pydantic", "pydantic_core", "httpx", "httpcore", "mcp", "mcp_types", "jsonrpc_base")
 
 def heavy():
     return sorted(
