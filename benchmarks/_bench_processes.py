@@ -1,7 +1,7 @@
 """The processes of the stream benchmark: the SSE server, and the agents read as an editor would.
 
-`SseServer` runs benchmarks/_sse_server.py; `StdioAgent` spawns one agent (the bridge, the raw
-loop or the SDK agent, see `agent_argv`), writes JSON-RPC lines to its stdin and reads its
+`SseServer` runs benchmarks/_sse_server.py; `StdioAgent` spawns one agent (the bridge with chunk
+merging on or off, the raw loop or the SDK agent, see `agent_argv`), writes JSON-RPC lines to its stdin and reads its
 stdout in raw batches, stamping each read with CLOCK_MONOTONIC (the clock the server stamps
 each chunk's text with). Chunk lines are recognised by their marker, not parsed, so the
 reader costs every agent the same few microseconds per line. Every wait is bounded.
@@ -25,7 +25,7 @@ from typing import Any
 __all__ = ["AGENTS", "Sample", "SseServer", "StdioAgent", "agent_argv", "isolated_env", "now_ns"]
 
 HERE = Path(__file__).resolve().parent
-AGENTS = ("bridge", "raw", "sdk")
+AGENTS = ("bridge", "bridge-unmerged", "raw", "sdk")
 WAIT = 120.0
 # (chunk index, ns when the server wrote it, ns when this process read it)
 Sample = tuple[int, int, int]
@@ -56,17 +56,19 @@ def agent_argv(
         return [python, str(HERE / "_raw_loop.py"), base_url]
     if agent == "sdk":
         return [python, str(HERE / "_sdk_stream_agent.py"), base_url]
-    if agent != "bridge":
+    if agent not in ("bridge", "bridge-unmerged"):
         raise ValueError(f"unknown agent {agent!r}")
+    merge = "no" if agent == "bridge-unmerged" else "yes"
     head = [python, "-m", "acp_bridge"]
     if profile_dir is not None:
-        prof = profile_dir / f"bridge-run{run}.prof"
+        prof = profile_dir / f"{agent}-run{run}.prof"
         head = [python, "-m", "cProfile", "-o", str(prof), "-m", "acp_bridge"]
     if prefix:
         head = [*shlex.split(prefix.replace("{run}", str(run))), *head]
     return [
         *head,
         *("--provider", "openai", "--base-url", base_url, "--model", "bench"),
+        *("--merge-chunks", merge),
         *("--state-dir", str(work / "state"), "--config", str(work / "config.toml")),
     ]
 

@@ -9,6 +9,12 @@ Every `POST .../chat/completions` streams one answer, chosen by the last user me
 
     burst N            N text chunks, written as fast as the socket takes them
     paced N GAP_US     N text chunks, GAP_US microseconds apart (an idle pipeline)
+    endless PAD        text chunks as fast as the socket takes them, never finishing (a
+                       runaway model); each chunk's text is its marker plus PAD bytes of "x"
+
+`GET /stats` answers `{"bytesSent": B, "streams": S}`: the body bytes all streams have written
+so far and how many streams started (a benchmark watches whether a stalled client stopped the
+server). A stream waits up to 10 minutes for a client that stopped reading.
 
 Each chunk is one SSE event in one HTTP chunk, sent with one `sendall` (TCP_NODELAY), as a
 real server streams tokens. Its text is ` c<i>@<ns>`: the chunk's index and the
@@ -56,6 +62,18 @@ _USAGE_EVENT = (
 _DONE_EVENT = b"data: [DONE]\n\n"
 _clock = time.clock_gettime_ns
 _MONOTONIC = time.CLOCK_MONOTONIC
+_STALL_LIMIT = 600.0
+_ENDLESS = -1
+
+
+class _Stats:
+    """What every stream wrote so far (a reader only needs a recent value)."""
+
+    bytes_sent = 0
+    streams = 0
+
+
+_stats = _Stats()
 
 
 def chunk_text(index: int, stamp_ns: int) -> str:
@@ -68,13 +86,15 @@ def _framed(event: bytes) -> bytes:
 
 
 def _command(body: bytes) -> tuple[str, int, int]:
-    """("burst"|"paced", chunks, gap_us) from the request's last user message."""
+    """("burst"|"paced"|"endless", chunks, gap_us or pad) from the last user message."""
     messages = json.loads(body)["messages"]
     content = next(m["content"] for m in reversed(messages) if m["role"] == "user")
     if isinstance(content, list):
         content = " ".join(part.get("text", "") for part in content)
     words = str(content).split()
     mode = words[0]
+    if mode == "endless":
+        return mode, _ENDLESS, int(words[1]) if len(words) > 1 else 0
     if mode not in ("burst", "paced"):
         raise ValueError(f"unknown benchmark command {content!r}")
     gap_us = int(words[2]) if mode == "paced" else 0
@@ -85,7 +105,7 @@ class _StreamHandler(socketserver.BaseRequestHandler):
     def handle(self) -> None:
         sock: socket.socket = self.request
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.settimeout(30.0)
+        sock.settimeout(_STALL_LIMIT)
         reader = sock.makefile("rb")
         request_line = reader.readline()
         length = 0
@@ -94,15 +114,40 @@ class _StreamHandler(socketserver.BaseRequestHandler):
             if name.strip().lower() == b"content-length":
                 length = int(value)
         body = reader.read(length)
+        if request_line.startswith(b"GET ") and b"/stats" in request_line:
+            stats = json.dumps({"bytesSent": _stats.bytes_sent, "streams": _stats.streams})
+            sock.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(stats), stats.encode())
+            )
+            return
         if b"/chat/completions" not in request_line:
             sock.sendall(
                 b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
             )
             return
-        mode, count, gap_us = _command(body)
+        mode, count, extra = _command(body)
+        _stats.streams += 1
         # A client that goes away early is no error of ours.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._stream(sock, count, gap_us / 1e6 if mode == "paced" else 0.0)
+            if mode == "endless":
+                self._endless(sock, b"x" * extra)
+            else:
+                self._stream(sock, count, extra / 1e6 if mode == "paced" else 0.0)
+
+    @staticmethod
+    def _endless(sock: socket.socket, pad: bytes) -> None:
+        """Text chunks until the client hangs up (it sees no end: a runaway model)."""
+        send = sock.sendall
+        send(_HEAD + _framed(_ROLE_EVENT))
+        template = _TEXT_EVENT.replace(b"@%d", b"@%d" + pad)
+        index = 0
+        while True:
+            event = template % (index, _clock(_MONOTONIC))
+            frame = b"%x\r\n%b\r\n" % (len(event), event)
+            send(frame)
+            _stats.bytes_sent += len(frame)
+            index += 1
 
     @staticmethod
     def _stream(sock: socket.socket, count: int, gap: float) -> None:
@@ -110,7 +155,9 @@ class _StreamHandler(socketserver.BaseRequestHandler):
         send(_HEAD + _framed(_ROLE_EVENT))
         for index in range(count):
             event = _TEXT_EVENT % (index, _clock(_MONOTONIC))
-            send(b"%x\r\n%b\r\n" % (len(event), event))
+            frame = b"%x\r\n%b\r\n" % (len(event), event)
+            send(frame)
+            _stats.bytes_sent += len(frame)
             if gap:
                 time.sleep(gap)
         send(_framed(_STOP_EVENT) + _framed(_USAGE_EVENT) + _framed(_DONE_EVENT) + b"0\r\n\r\n")

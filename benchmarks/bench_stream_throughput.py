@@ -1,12 +1,19 @@
-"""Stream benchmark: chunks per second and added latency per chunk, provider socket -> stdout.
+"""Stream benchmark: chunks and text bytes per second, and added latency per chunk, provider
+socket -> stdout.
 
-Three stdio agents forward the same OpenAI Chat Completions stream, side by side in one run:
+Four stdio agents forward the same OpenAI Chat Completions stream, side by side in one run:
 
-    bridge  acp-bridge itself: `python -m acp_bridge --provider openai --base-url <server>`
-    raw     benchmarks/_raw_loop.py: plain socket, hand-parsed SSE, one `os.write` per
-            notification (the practical limit)
-    sdk     benchmarks/_sdk_stream_agent.py: an agent on the official Python SDK
-            (`agent-client-protocol==0.12.1`, `pip install -e '.[bench]'`) reading with httpx
+    bridge           acp-bridge itself: `python -m acp_bridge --provider openai --base-url
+                     <server>`, chunk merging on (the default: chunks that queue behind a busy
+                     writer go out as one chunk of the same message)
+    bridge-unmerged  the same with `--merge-chunks no`: one notification per chunk, like the
+                     raw loop
+    raw              benchmarks/_raw_loop.py: plain blocking socket, hand-parsed SSE, one
+                     `os.write` per notification. A floor, not a competitor: the least work any
+                     agent must do per chunk (no event loop, no validation, no retries, no
+                     journal, no HTTP client)
+    sdk              benchmarks/_sdk_stream_agent.py: an agent on the official Python SDK
+                     (`agent-client-protocol==0.12.1`, `pip install -e '.[bench]'`) with httpx
 
 The server (benchmarks/_sse_server.py, its own process) stamps each chunk's text with the
 CLOCK_MONOTONIC time it writes it; this process reads each agent's stdout, stamps each read,
@@ -17,8 +24,9 @@ and matches the chunks. Per run and agent, in a fresh process after a warm-up pr
             load (mostly queueing behind the chunks before it)
     paced   M chunks GAP us apart, an idle pipeline: the latency one chunk adds
 
-Reported: medians over K runs (agents interleaved run by run), the ratios bridge/raw and
-bridge/sdk of the burst throughput, and the targets (bridge >= 0.5 x raw, bridge > sdk).
+Reported: medians over K runs (agents interleaved run by run) of chunks/s and text bytes/s,
+and the ratios with their targets (issue 15.6): bridge-unmerged/raw chunks/s >= 0.5, bridge/raw
+text bytes/s >= 0.9, bridge/sdk chunks/s > 1.
 
     python benchmarks/bench_stream_throughput.py                  # N=5000, K=3, a table
     python benchmarks/bench_stream_throughput.py --json --chunks 20000 --runs 5
@@ -42,8 +50,10 @@ from pathlib import Path
 from typing import Any
 
 from _bench_processes import AGENTS, Sample, SseServer, StdioAgent, agent_argv, isolated_env
+from _sse_server import chunk_text
 
-TARGET_OVER_RAW = 0.5  # bridge throughput >= half the raw loop's
+TARGET_UNMERGED_OVER_RAW = 0.5  # chunks/s, one notification per chunk like the floor
+TARGET_OVER_RAW = 0.9  # text bytes/s with merging on
 TARGET_OVER_SDK = 1.0  # bridge throughput > the SDK agent's
 
 
@@ -53,6 +63,7 @@ class PhaseResult:
 
     chunks: int
     chunks_per_second: float
+    text_bytes_per_second: float
     p50_us: float
     p99_us: float
     stdout_reads: int  # reads of the agent's stdout the chunks took (how batched they came)
@@ -76,9 +87,11 @@ def summarize(samples: list[Sample], expected: int, reads: int) -> PhaseResult:
         raise RuntimeError(f"chunks lost, duplicated or reordered ({len(samples)}/{expected})")
     latencies = [(read - written) / 1000 for _, written, read in samples]
     elapsed_ns = samples[-1][2] - samples[0][1]
+    text_bytes = sum(len(chunk_text(index, written)) for index, written, _ in samples)
     return PhaseResult(
         chunks=expected,
         chunks_per_second=expected / (elapsed_ns / 1e9),
+        text_bytes_per_second=text_bytes / (elapsed_ns / 1e9),
         p50_us=_percentile(latencies, 0.50),
         p99_us=_percentile(latencies, 0.99),
         stdout_reads=reads,
@@ -129,6 +142,9 @@ def report(results: list[RunResult], options: argparse.Namespace) -> dict[str, A
         mine = [r for r in results if r.agent == name]
         agents[name] = {
             "chunksPerSecond": statistics.median(r.burst.chunks_per_second for r in mine),
+            "textBytesPerSecond": statistics.median(
+                r.burst.text_bytes_per_second for r in mine
+            ),
             "chunksPerStdoutRead": statistics.median(
                 r.burst.chunks / r.burst.stdout_reads for r in mine
             ),
@@ -143,11 +159,21 @@ def report(results: list[RunResult], options: argparse.Namespace) -> dict[str, A
             "runs": [{"burst": asdict(r.burst), "paced": asdict(r.paced)} for r in mine],
         }
     speed = {name: data["chunksPerSecond"] for name, data in agents.items()}
+    text_speed = {name: data["textBytesPerSecond"] for name, data in agents.items()}
     ratios: dict[str, Any] = {}
+    if "bridge-unmerged" in speed and "raw" in speed:
+        value = speed["bridge-unmerged"] / speed["raw"]
+        ratios["bridgeUnmergedOverRaw"] = {
+            "value": value,
+            "figure": "chunks/s, merging off",
+            "target": f">= {TARGET_UNMERGED_OVER_RAW}",
+            "met": value >= TARGET_UNMERGED_OVER_RAW,
+        }
     if "bridge" in speed and "raw" in speed:
-        value = speed["bridge"] / speed["raw"]
+        value = text_speed["bridge"] / text_speed["raw"]
         ratios["bridgeOverRaw"] = {
             "value": value,
+            "figure": "text bytes/s, merging on",
             "target": f">= {TARGET_OVER_RAW}",
             "met": value >= TARGET_OVER_RAW,
         }
@@ -155,6 +181,7 @@ def report(results: list[RunResult], options: argparse.Namespace) -> dict[str, A
         value = speed["bridge"] / speed["sdk"]
         ratios["bridgeOverSdk"] = {
             "value": value,
+            "figure": "chunks/s, merging on",
             "target": f"> {TARGET_OVER_SDK}",
             "met": value > TARGET_OVER_SDK,
         }
@@ -182,21 +209,31 @@ def print_table(summary: dict[str, Any]) -> None:
         f"(python {config['python']}, {config['cpus']} cpus, load {config['loadAverage'][0]})"
     )
     print(
-        f"{'agent':<8}{'chunks/s':>10}{'chunks/read':>13}{'burst p50':>12}{'burst p99':>12}"
-        f"{'paced p50':>12}{'paced p99':>12}"
+        f"{'agent':<17}{'chunks/s':>10}{'text KB/s':>11}{'chunks/read':>13}{'burst p50':>12}"
+        f"{'burst p99':>12}{'paced p50':>12}{'paced p99':>12}"
     )
     for name, data in summary["agents"].items():
         burst, paced = data["burstLatencyUs"], data["pacedLatencyUs"]
+        label = f"{name} (floor)" if name == "raw" else name
         print(
-            f"{name:<8}{data['chunksPerSecond']:>10,.0f}{data['chunksPerStdoutRead']:>13.1f}"
+            f"{label:<17}{data['chunksPerSecond']:>10,.0f}"
+            f"{data['textBytesPerSecond'] / 1000:>11,.0f}{data['chunksPerStdoutRead']:>13.1f}"
             f"{burst['p50'] / 1000:>9.1f} ms{burst['p99'] / 1000:>9.1f} ms"
             f"{paced['p50']:>9.0f} us{paced['p99']:>9.0f} us"
         )
-    for key, label in (("bridgeOverRaw", "bridge/raw"), ("bridgeOverSdk", "bridge/sdk")):
+    labels = (
+        ("bridgeUnmergedOverRaw", "bridge-unmerged/raw"),
+        ("bridgeOverRaw", "bridge/raw"),
+        ("bridgeOverSdk", "bridge/sdk"),
+    )
+    for key, label in labels:
         ratio = summary["ratios"].get(key)
         if ratio:
             verdict = "met" if ratio["met"] else "MISSED"
-            print(f"{label} throughput: {ratio['value']:.2f} (target {ratio['target']}: {verdict})")
+            print(
+                f"{label} {ratio['figure']}: {ratio['value']:.2f} "
+                f"(target {ratio['target']}: {verdict})"
+            )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,14 +249,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--agents",
         type=lambda s: tuple(s.split(",")),
         default=AGENTS,
-        help="comma-separated subset of bridge,raw,sdk (default all three)",
+        help="comma-separated subset of bridge,bridge-unmerged,raw,sdk (default all four)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument(
         "--profile-bridge",
         type=Path,
         metavar="DIR",
-        help="run the bridge under cProfile, one bridge-run<k>.prof per run in DIR",
+        help="run the bridge under cProfile, one <agent>-run<k>.prof per run in DIR",
     )
     parser.add_argument(
         "--bridge-prefix",
@@ -252,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result = run_once(name, server.base_url, options, run)
                 results.append(result)
                 speed = result.burst.chunks_per_second
-                print(f"run {run + 1} {name:<6} {speed:>9,.0f} chunks/s", file=sys.stderr)
+                print(f"run {run + 1} {name:<15} {speed:>9,.0f} chunks/s", file=sys.stderr)
     finally:
         server.close()
     summary = report(results, options)

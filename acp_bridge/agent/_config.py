@@ -49,6 +49,8 @@ class AgentConfig:
         reasoning_effort: the sessions' default effort (one of `levels`).
         list_models: fetches the provider's model list for the picker (PICK-001); None:
             only `models` are offered.
+        merge_chunks: chunks queued behind a slow editor are merged (the `merge_chunks`
+            setting); False writes each as its own update (MEM-004 bounds the queue either way).
     """
 
     provider: ModelProvider
@@ -67,3 +69,4 @@ class AgentConfig:
     levels: tuple[str, ...] = ()
     reasoning_effort: str = "default"
     list_models: Callable[[], Awaitable[Sequence[str]]] | None = None
+    merge_chunks: bool = True

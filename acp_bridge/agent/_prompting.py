@@ -116,7 +116,7 @@ class PromptTurns:
                 session.history = history[:-1]  # without the prompt just stored
         session.turns = start.ordinal
         live = session.live_updates(notices=conn.notices, context_window=conn.config.context_window)
-        sink = PeerTurnSink(conn.peer, session.session_id, live)
+        sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
         turn = TurnRequest(

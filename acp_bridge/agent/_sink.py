@@ -8,9 +8,11 @@ and every permission prompt first waits until the queued chunks are written, so 
 on the wire is the order of the turn. Leaving `running()` writes everything still queued:
 the prompt response always comes after the turn's last update (AGENT-ORDER-001).
 
-The queue is bounded (`MAX_QUEUED_CHARS`): once that much text waits, `send_update` waits
-for the writer, so an editor that stops reading stops the turn from reading the model, and
-the provider's socket fills instead of our memory (backpressure, ROBUST-BP-001).
+The queue is bounded (`MAX_QUEUED_CHARS` characters, `MAX_QUEUED_PIECES` chunks): once
+that much waits, `send_update` waits for the writer, so an editor that stops reading stops
+the turn from reading the model, and the provider's socket fills instead of our memory
+(backpressure, ROBUST-BP-001). With `merge=False` (the `merge_chunks` setting) every chunk
+is written as its own notification.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ else:
 
 __all__ = [
     "MAX_QUEUED_CHARS",
+    "MAX_QUEUED_PIECES",
     "ChunkBuffer",
     "PeerTurnSink",
     "chunk_params",
@@ -51,6 +54,8 @@ __all__ = [
 
 MAX_QUEUED_CHARS = 1024 * 1024
 """Most chunk text queued behind a busy writer before the turn waits for the editor."""
+MAX_QUEUED_PIECES = 16 * 1024
+"""Most chunks queued behind a busy writer (tiny deltas cost an object each)."""
 
 _FLUSH_ON_EXIT = 30.0
 _log = logging.getLogger("acp_bridge.agent")
@@ -82,31 +87,44 @@ def chunk_params(session_id: str, chunk: AgentText | AgentThought) -> JsonObject
 
 
 class ChunkBuffer:
-    """Queued chunks, consecutive ones of the same kind and message merged (sans-IO)."""
+    """Queued chunks, consecutive ones of the same kind and message merged (sans-IO).
 
-    __slots__ = ("_items", "size")
+    `merge=False` keeps every chunk as it came. `full` turns True at `MAX_QUEUED_CHARS`
+    characters or `MAX_QUEUED_PIECES` chunks, whichever comes first.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_items", "_merge", "pieces", "size")
+
+    def __init__(self, *, merge: bool = True) -> None:
+        # At most MAX_QUEUED_PIECES pieces in all: a plain list of them is bounded.
         self._items: list[tuple[type[AgentText | AgentThought], str, list[str]]] = []
+        self._merge = merge
         self.size = 0
         """Characters queued."""
+        self.pieces = 0
+        """Chunks queued."""
 
     def __bool__(self) -> bool:
         return bool(self._items)
+
+    @property
+    def full(self) -> bool:
+        return self.size >= MAX_QUEUED_CHARS or self.pieces >= MAX_QUEUED_PIECES
 
     def add(self, chunk: AgentText | AgentThought) -> None:
         kind = type(chunk)
         items = self._items
         self.size += len(chunk.text)
+        self.pieces += 1
         # Compared field by field (no tuple slices): this runs once per queued chunk.
-        if items and items[-1][0] is kind and items[-1][1] == chunk.message_id:
+        if self._merge and items and items[-1][0] is kind and items[-1][1] == chunk.message_id:
             items[-1][2].append(chunk.text)
         else:
             items.append((kind, chunk.message_id, [chunk.text]))
 
     def take(self) -> list[AgentText | AgentThought]:
         items, self._items = self._items, []
-        self.size = 0
+        self.size = self.pieces = 0
         return [kind(text="".join(parts), message_id=mid) for kind, mid, parts in items]
 
 
@@ -124,11 +142,18 @@ class PeerTurnSink:
     synchronously.
     """
 
-    def __init__(self, peer: JsonRpcPeer, session_id: str, live: LiveUpdates | None = None) -> None:
+    def __init__(
+        self,
+        peer: JsonRpcPeer,
+        session_id: str,
+        live: LiveUpdates | None = None,
+        *,
+        merge: bool = True,
+    ) -> None:
         self._peer = peer
         self._session_id = session_id
         self._live = live or LiveUpdates("")
-        self._buffer = ChunkBuffer()
+        self._buffer = ChunkBuffer(merge=merge)
         self._wake = anyio.Event()
         self._idle = anyio.Event()
         self._idle.set()
@@ -203,7 +228,7 @@ class PeerTurnSink:
             if self._idle.is_set():
                 self._idle = anyio.Event()
             self._wake.set()
-            if self._buffer.size >= MAX_QUEUED_CHARS:
+            if self._buffer.full:
                 await self.flush()  # backpressure: wait for the editor to read (ROBUST-BP-001)
             return
         await self.flush()

@@ -118,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=setting("fetch_models").choices,
         help="yes: offer the provider's model list in the model picker (default no)",
     )
+    parser.add_argument(
+        "--merge-chunks",
+        dest="merge_chunks",
+        choices=setting("merge_chunks").choices,
+        help="no: write every text chunk as its own update (default yes: merge queued ones)",
+    )
     return parser
 
 

@@ -98,6 +98,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
             else None,
         ),
         context_window=settings.context_window,
+        merge_chunks=settings.merge_chunks == "yes",
         levels=() if settings.provider == "scripted" else REASONING_LEVELS,  # REASON-001
         reasoning_effort=settings.reasoning_effort,
         list_models=list_models,

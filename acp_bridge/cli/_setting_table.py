@@ -223,6 +223,16 @@ SETTINGS: tuple[Setting, ...] = (
         "connection after the first session opens (configured models on any failure)",
         choices=("no", "yes"),
     ),
+    Setting(
+        "merge_chunks",
+        "--merge-chunks",
+        "ACP_BRIDGE_MERGE_CHUNKS",
+        "choice",
+        "`yes`",
+        "`yes`: text chunks that queue behind a slow editor are written as one chunk of the "
+        "same message; `no`: every chunk is its own `session/update`",
+        choices=("yes", "no"),
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -78,6 +78,7 @@ class BridgeSettings:
     context_window: int | None = None
     reasoning_effort: str = "default"
     fetch_models: str = "no"
+    merge_chunks: str = "yes"
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     """What the bridge inferred and says on stderr before serving (e.g. the provider)."""

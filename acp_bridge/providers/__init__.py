@@ -37,6 +37,7 @@ from acp_bridge.providers._text import (
     has_non_json,
     repair_surrogates,
 )
+from acp_bridge.providers._text_parts import TextParts
 from acp_bridge.providers._vision import text_only_model
 from acp_bridge.providers._windows import DEFAULT_CONTEXT_WINDOW, known_context_window
 
@@ -58,6 +59,7 @@ __all__ = [
     "StreamStart",
     "SurrogateJoiner",
     "TextDelta",
+    "TextParts",
     "Thought",
     "ThoughtDelta",
     "ToolCall",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from acp_bridge.providers import AssistantTurn, ToolResults
+from acp_bridge.providers import AssistantTurn, TextParts, ToolResults
 from acp_bridge.sessions._records import DisplaySegment, StoredModelCall, StoredToolCall, TurnStart
 from acp_bridge.sessions._store import SessionStore
 from acp_bridge.turn import (
@@ -43,7 +43,9 @@ class TurnRecorder:
         self._session_id = session_id
         self._start = start
         self._sink = sink
-        self._chunks: list[tuple[str, str, str]] = []  # (kind, message id, text), in order
+        # (kind, message id, text) runs in order; consecutive chunks of one message share a
+        # run, kept as few objects however many deltas it took (MEM-002).
+        self._chunks: list[tuple[str, str, TextParts]] = []
         self._calls: dict[str, StoredToolCall] = {}
         self._model_call = 0  # the model call whose attempt was kept last
         self._earlier: frozenset[str] | None = None  # effect keys of earlier runs, read once
@@ -55,10 +57,10 @@ class TurnRecorder:
         # this is the per-chunk hot path.
         if isinstance(update, AgentText):
             if update.text:
-                self._chunks.append(("text", update.message_id, update.text))
+                self._chunk("text", update.message_id, update.text)
         elif isinstance(update, AgentThought):
             if update.text:
-                self._chunks.append(("thought", update.message_id, update.text))
+                self._chunk("thought", update.message_id, update.text)
         elif isinstance(update, ToolCallShown):
             # Written once it is on the wire, never before: a tool_call the editor never saw
             # (cancelled while queued) is never replayed (TURN-SHOWN-001). A pending call has
@@ -96,14 +98,14 @@ class TurnRecorder:
         segments: list[DisplaySegment] = []
         run: list[str] = []
         current: tuple[str, str] | None = None
-        for kind, chunk_id, text in self._chunks:
+        for kind, chunk_id, parts in self._chunks:
             if chunk_id not in kept:
                 continue  # an abandoned attempt's chunk
             if (kind, chunk_id) != current:
                 if current is not None:
                     segments.append(DisplaySegment(current[0], current[1], "".join(run)))
                 current, run = (kind, chunk_id), []
-            run.append(text)
+            run.append(parts.text())
         if current is not None:
             segments.append(DisplaySegment(current[0], current[1], "".join(run)))
         self._chunks.clear()
@@ -129,6 +131,15 @@ class TurnRecorder:
             self._save(dataclasses.replace(call, effect_key=effect_key), durable=True)
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _chunk(self, kind: str, chunk_id: str, text: str) -> None:
+        chunks = self._chunks
+        if chunks and chunks[-1][1] == chunk_id and chunks[-1][0] == kind:
+            chunks[-1][2].append(text)
+        else:
+            parts = TextParts()
+            parts.append(text)
+            chunks.append((kind, chunk_id, parts))
 
     def _changed(self, update: ToolCallChanged) -> None:
         call = self._calls.get(update.tool_call_id)

@@ -23,6 +23,7 @@ from acp_bridge.providers import (
     ModelStreamError,
     StreamEvent,
     TextDelta,
+    TextParts,
     Thought,
     ThoughtDelta,
     ToolCall,
@@ -54,7 +55,7 @@ class TaggedEvent:
 
 @dataclass(slots=True)
 class _ThoughtBlock:
-    fragments: list[str] = field(default_factory=list)
+    fragments: TextParts = field(default_factory=TextParts)
     signature: str | None = None
     redacted_data: str | None = None
     closed: bool = False
@@ -65,7 +66,7 @@ class _CallFragments:
     call_id: str
     name: str
     index: int
-    fragments: list[str] = field(default_factory=list)
+    fragments: TextParts = field(default_factory=TextParts)
     complete: ToolCallComplete | None = None
 
 
@@ -80,7 +81,6 @@ class Attempt:
     __slots__ = (
         "_calls",
         "_text",
-        "_text_cache",
         "_thoughts",
         "abandon_reason",
         "event_count",
@@ -103,8 +103,7 @@ class Attempt:
         self.received_events = False
         self.event_count = 0
         self.abandon_reason: str | None = None
-        self._text: list[str] = []
-        self._text_cache: str | None = None
+        self._text = TextParts()  # few objects for a million deltas (MEM-002)
         self._thoughts: list[_ThoughtBlock] = []
         self._calls: dict[str, _CallFragments] = {}
 
@@ -124,7 +123,6 @@ class Attempt:
             self._close_thought()
             if event.text:
                 self._text.append(event.text)
-                self._text_cache = None
         elif isinstance(event, ThoughtDelta):
             self._feed_thought(event)
         elif isinstance(event, ToolCallStart):
@@ -146,7 +144,7 @@ class Attempt:
             self._close_thought()
             self._thoughts.append(
                 _ThoughtBlock(
-                    [event.text] if event.text else [],
+                    _parts(event.text),
                     event.signature,
                     event.redacted_data,
                     closed=True,
@@ -217,15 +215,12 @@ class Attempt:
 
     @property
     def text(self) -> str:
-        if self._text_cache is None:
-            self._text_cache = "".join(self._text)
-            self._text = [self._text_cache] if self._text_cache else []
-        return self._text_cache
+        return self._text.text()
 
     @property
     def thoughts(self) -> tuple[Thought, ...]:
         return tuple(
-            Thought("".join(b.fragments), b.signature, b.redacted_data) for b in self._thoughts
+            Thought(b.fragments.text(), b.signature, b.redacted_data) for b in self._thoughts
         )
 
     @property
@@ -254,9 +249,16 @@ class Attempt:
         return (
             f"attempt {self.number} of model call {self.model_call} ({self.state.value}"
             f"{', ' + self.abandon_reason if self.abandon_reason else ''}): {self.event_count} "
-            f"events, {len(self.text)} chars of text, {len(self._thoughts)} thoughts, "
+            f"events, {self._text.size} chars of text, {len(self._thoughts)} thoughts, "
             f"tool calls {names or 'none'}, shown={self.shown_chunks}"
         )
+
+
+def _parts(text: str) -> TextParts:
+    parts = TextParts()
+    if text:
+        parts.append(text)
+    return parts
 
 
 class ModelCall:

@@ -104,6 +104,9 @@ class SseDecoder:
         self._at_start = True
         self._skip_lf = False
         self._partial = ""
+        # The pieces of a line still open after `_partial` (joined once its end arrives, so a
+        # huge line costs O(n), not a copy of everything so far per chunk).
+        self._held: list[str] = []
         self._data: list[str] = []
         self._has_data = False
         self._event = ""
@@ -163,6 +166,7 @@ class SseDecoder:
             self._at_start
             or self._skip_lf
             or self._partial
+            or self._held
             or self._has_data
             or self._fields
             or self._event
@@ -172,6 +176,9 @@ class SseDecoder:
     def end(self) -> list[SseItem]:
         """Flush at EOF: the last line, a pending event, an unfinished raw JSON value."""
         items = self._feed_text(self._utf8.decode(b"", final=True))
+        if self._held:
+            self._partial += "".join(self._held)
+            self._held = []
         if self._partial:
             line, self._partial = self._partial, ""
             self._line(line, items)
@@ -195,7 +202,14 @@ class SseDecoder:
             # The previous chunk ended in CR; an LF now completes that CRLF, not a new line.
             self._skip_lf = False
             text = text.removeprefix("\n")
-        buffer = self._partial + text
+        if "\n" not in text and "\r" not in text:
+            self._held.append(text)  # no line ends here: nothing to scan yet
+            return []
+        if self._held:
+            buffer = self._partial + "".join(self._held) + text
+            self._held = []
+        else:
+            buffer = self._partial + text
         items: list[SseItem] = []
         if "\r" not in buffer:
             # The common case (LF only): a plain split, much cheaper than the regex per line.
