@@ -45,7 +45,9 @@ from acp_bridge.sessions._records import (
     TurnStart,
     TurnState,
 )
+from acp_bridge.sessions._schema import FILENAME as SCHEMA_FILENAME
 from acp_bridge.sessions._schema import connect, transaction
+from acp_bridge.turn import StoreFileProblem, file_problem
 
 __all__ = ["PAGE_SIZE", "SessionStore"]
 
@@ -425,7 +427,14 @@ def _writing(db: sqlite3.Connection, durable: bool) -> Iterator[sqlite3.Connecti
         with transaction(db, durable=durable):
             yield db
     except sqlite3.Error as error:
-        raise SessionStoreError(f"session store: {error}") from error
+        raise SessionStoreError(f"session store: {error}", _file_trouble(error)) from error
+
+
+def _file_trouble(error: sqlite3.Error) -> StoreFileProblem | None:
+    """A write that failed for the file's sake (a full disk, a read-only or damaged file) names
+    the file and the fix (EFFECT-OPEN-001); other failures stay `session_store_unavailable`."""
+    problem = file_problem(error, SCHEMA_FILENAME, "its session store")
+    return problem if problem.problem in ("full", "read_only", "corrupt") else None
 
 
 def _session_values(record: SessionRecord) -> tuple[Any, ...]:

@@ -168,3 +168,71 @@ def test_a_read_only_ledger_file_is_named_with_the_fix(tmp_path: Path) -> None:
     assert str(tmp_path) not in json.dumps(error)
     assert str(ledger) in stderr  # the full path is for the log
     assert "Traceback" not in stderr
+
+
+@pytest.mark.subprocess
+def test_a_disk_that_fills_mid_turn_names_the_file_and_runs_nothing_more(tmp_path: Path) -> None:
+    """The state on a 3 MiB tmpfs of the bridge's own: the model's first command fills it; the
+    turn's next journal write fails, the turn ends with the file named and the fix, and the
+    second command never runs."""
+    try:
+        works = _unshare_works()
+    except FileNotFoundError:
+        works = False
+    if not works:
+        if os.environ.get("CI"):
+            pytest.fail("unshare -rm with a tmpfs mount must work under CI (util-linux)")
+        pytest.skip("needs `unshare -rm` and tmpfs mounts (util-linux, user namespaces)")
+    mount, work = tmp_path / "mnt", tmp_path / "work"
+    mount.mkdir()
+    work.mkdir()
+    fill = f"dd if=/dev/zero of={mount}/fill bs=64k 2>/dev/null; echo filled"
+    script = tmp_path / "fill.json"
+    steps = [
+        [{"tool_call": "run_command", "arguments": {"command": fill}}, {"finish": "auto"}],
+        [{"tool_call": "run_command", "arguments": {"command": "echo y >> more.log"}}],
+        [{"text": "Done."}, {"finish": "stop"}],
+    ]
+    steps[1].append({"finish": "auto"})
+    calls = [{"attempts": [step]} for step in steps]
+    script.write_text(json.dumps({"name": "fill", "description": "fills", "calls": calls}))
+    setup = f'mount -t tmpfs -o size=3m tmpfs "{mount}" && exec "$@"'
+    argv = [
+        *("unshare", "-rm", "sh", "-c", setup, "sh"),
+        *bridge_argv("--state-dir", f"{mount}/state", "--script", str(script)),
+    ]
+    with LineProcess(argv, env=isolated_env(tmp_path / "home")) as bridge:
+        messages = [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": str(work), "mcpServers": []},
+            },
+        ]
+        bridge.send(messages[0])
+        assert "result" in bridge.read_message()
+        bridge.send(messages[1])
+        session_id = bridge.read_message()["result"]["sessionId"]
+        prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "fill"}]}
+        bridge.send({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt})
+        while True:
+            message = bridge.read_message()
+            if message.get("method") == "session/request_permission":
+                allow = next(o for o in message["params"]["options"] if o["kind"] == "allow_once")
+                outcome = {"outcome": "selected", "optionId": allow["optionId"]}
+                bridge.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
+            elif message.get("id") == 2:
+                break
+        bridge.close_stdin()
+        bridge.wait_exit()
+    error = message["error"]
+    assert error["data"] == _data("full")
+    assert error["message"].startswith(
+        PREFIX + "the disk holding its session store sessions.sqlite3 is full (database or "
+        "disk is full). Free space, or set --state-dir or ACP_BRIDGE_STATE_DIR to a writable "
+        "folder with free space"
+    ), error
+    assert str(tmp_path) not in json.dumps(error)
+    assert not (work / "more.log").exists()  # nothing more ran once the journal failed
