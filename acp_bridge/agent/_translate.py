@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acp_bridge.tools import DiffContent, Location, TerminalContent, TextContent, ToolContent
+from acp_bridge.tools import (
+    DiffContent,
+    Location,
+    MediaContent,
+    TerminalContent,
+    TextContent,
+    ToolContent,
+)
 from acp_bridge.turn import (
     AgentText,
     AgentThought,
@@ -27,8 +34,26 @@ def _content(item: ToolContent) -> acp.ToolCallContent:
         return acp.ToolCallContentBlock(content=acp.TextContent(text=item.text))
     if isinstance(item, DiffContent):
         return acp.ToolCallDiff(path=item.path, old_text=item.old_text, new_text=item.new_text)
+    if isinstance(item, MediaContent):
+        return acp.ToolCallContentBlock(content=_media_block(item))
     assert isinstance(item, TerminalContent)
     return acp.ToolCallTerminal(terminal_id=item.terminal_id)
+
+
+def _media_block(item: MediaContent) -> acp.ContentBlock:
+    """An image, audio clip or embedded resource as the ACP content block (MCP-MEDIA-001)."""
+    if item.kind == "image":
+        if item.uri is None:
+            return acp.ImageContent(data=item.data, mime_type=item.mime_type)
+        return acp.ImageContent(data=item.data, mime_type=item.mime_type, uri=item.uri)
+    if item.kind == "audio":
+        return acp.AudioContent(data=item.data, mime_type=item.mime_type)
+    uri = item.uri or ""
+    if item.text is not None:
+        text = acp.TextResourceContents(uri=uri, text=item.text, mime_type=item.mime_type)
+        return acp.EmbeddedResource(resource=text)
+    blob = acp.BlobResourceContents(uri=uri, blob=item.data, mime_type=item.mime_type)
+    return acp.EmbeddedResource(resource=blob)
 
 
 def _location(item: Location) -> acp.ToolCallLocation:

@@ -7,7 +7,7 @@ spec/mcp.md.
 """
 
 from acp_bridge.mcp._connection import OutcomeUnknown, ServerConnection, ServerSpec
-from acp_bridge.mcp._content import MalformedResult, result_outcome
+from acp_bridge.mcp._content import MEDIA_BUDGET, MalformedResult, result_outcome
 from acp_bridge.mcp._names import MAX_TOOL_NAME, offered_name
 from acp_bridge.mcp._schema import SchemaRejected, offered_schema
 from acp_bridge.mcp._servers import McpLimits, SessionServers
@@ -15,6 +15,7 @@ from acp_bridge.mcp._tool import McpTool, McpToolInfo, ServerCaller
 
 __all__ = [
     "MAX_TOOL_NAME",
+    "MEDIA_BUDGET",
     "MalformedResult",
     "McpLimits",
     "McpTool",

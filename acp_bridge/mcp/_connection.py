@@ -254,7 +254,10 @@ class ServerConnection:
             raise ToolError(f"The {self._label} refused the call: {error.message}") from None
         except (ValidationError, RuntimeError) as error:  # RuntimeError: off its outputSchema
             _log.warning("%s: malformed result of %s: %s", self._label, tool, _describe(error))
-            raise ToolError(f"The {self._label} answered with a malformed result.") from None
+            # It answered, so it may have acted: final, never run again (EFFECT-FINAL-001).
+            raise ToolError(
+                f"The {self._label} answered with a malformed result.", may_have_changed=True
+            ) from None
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

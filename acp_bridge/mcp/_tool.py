@@ -97,7 +97,10 @@ class McpTool:
         try:
             return result_outcome(self.label, result, self._limit)
         except MalformedResult as error:
-            raise ToolError(f"{self.label} returned a malformed result: {error}") from None
+            # The server may have acted before it answered: final (EFFECT-FINAL-001).
+            raise ToolError(
+                f"{self.label} returned a malformed result: {error}", may_have_changed=True
+            ) from None
 
 
 def _check(schema: JsonObject, arguments: JsonObject) -> None:

@@ -8,6 +8,7 @@ from acp_bridge.providers._base import ModelProvider
 from acp_bridge.providers._conversation import (
     AssistantTurn,
     ImagePart,
+    MediaPart,
     Message,
     ModelRequest,
     Thought,
@@ -50,6 +51,7 @@ __all__ = [
     "Finish",
     "FinishReason",
     "ImagePart",
+    "MediaPart",
     "Message",
     "ModelProvider",
     "ModelRequest",

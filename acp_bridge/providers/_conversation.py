@@ -18,6 +18,7 @@ from acp_bridge._json import JsonObject, JsonValue
 __all__ = [
     "AssistantTurn",
     "ImagePart",
+    "MediaPart",
     "Message",
     "ModelRequest",
     "Thought",
@@ -58,13 +59,25 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class MediaPart:
+    """An image, audio clip or binary resource a tool returned: media type and base64 data.
+
+    The result's `output` text always describes it too; an adapter sends the bytes where its
+    provider takes that media type, and relies on the text otherwise (MCP-MEDIA-002)."""
+
+    mime_type: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The answer to one `ToolCall` (same `call_id` and `name`)."""
+    """The answer to one `ToolCall` (same `call_id` and `name`); `media` follows `output`."""
 
     call_id: str
     name: str
     output: str
     is_error: bool = False
+    media: tuple[MediaPart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers import (
     AssistantTurn,
     ImagePart,
+    MediaPart,
     Message,
     Thought,
     ToolCall,
@@ -24,7 +25,16 @@ from acp_bridge.providers import (
     ToolResults,
     UserTurn,
 )
-from acp_bridge.tools import DiffContent, Location, TerminalContent, TextContent, ToolContent
+from acp_bridge.tools import (
+    DiffContent,
+    Location,
+    MediaContent,
+    TerminalContent,
+    TextContent,
+    ToolContent,
+    media_from_json,
+    media_to_json,
+)
 
 __all__ = [
     "content_from_json",
@@ -58,13 +68,26 @@ def message_to_json(message: Message) -> JsonObject:
             "thoughts": [_thought_to_json(t) for t in message.thoughts],
             "toolCalls": [_call_to_json(c) for c in message.tool_calls],
         }
-    return {
-        "type": "toolResults",
-        "results": [
-            {"callId": r.call_id, "name": r.name, "output": r.output, "isError": r.is_error}
-            for r in message.results
-        ],
+    return {"type": "toolResults", "results": [_result_to_json(r) for r in message.results]}
+
+
+def _result_to_json(result: ToolResult) -> JsonObject:
+    out: JsonObject = {
+        "callId": result.call_id,
+        "name": result.name,
+        "output": result.output,
+        "isError": result.is_error,
     }
+    if result.media:  # MCP-MEDIA-003: kept for session/load and crash recovery
+        out["media"] = [{"mimeType": m.mime_type, "data": m.data} for m in result.media]
+    return out
+
+
+def _result_from_json(data: Any) -> ToolResult:
+    media = tuple(MediaPart(str(m["mimeType"]), str(m["data"])) for m in data.get("media", ()))
+    return ToolResult(
+        str(data["callId"]), str(data["name"]), str(data["output"]), bool(data["isError"]), media
+    )
 
 
 def message_from_json(data: Any) -> Message:
@@ -81,12 +104,7 @@ def message_from_json(data: Any) -> Message:
             tool_calls=tuple(_call_from_json(c) for c in data["toolCalls"]),
         )
     if kind == "toolResults":
-        return ToolResults(
-            tuple(
-                ToolResult(str(r["callId"]), str(r["name"]), str(r["output"]), bool(r["isError"]))
-                for r in data["results"]
-            )
-        )
+        return ToolResults(tuple(_result_from_json(r) for r in data["results"]))
     raise ValueError(f"unknown stored message type {kind!r}")
 
 
@@ -137,6 +155,8 @@ def content_to_json(content: Iterable[ToolContent]) -> list[JsonValue]:
                     "oldText": item.old_text,
                 }
             )
+        elif isinstance(item, MediaContent):
+            out.append(media_to_json(item))
         else:
             out.append({"type": "terminal", "terminalId": item.terminal_id})
     return out
@@ -152,6 +172,8 @@ def content_from_json(data: Any) -> tuple[ToolContent, ...]:
             out.append(DiffContent(str(item["path"]), str(item["newText"]), item.get("oldText")))
         elif kind == "terminal":
             out.append(TerminalContent(str(item["terminalId"])))
+        elif kind == "media":
+            out.append(media_from_json(item))
         else:
             raise ValueError(f"unknown stored tool content type {kind!r}")
     return tuple(out)

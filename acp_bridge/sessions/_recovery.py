@@ -22,10 +22,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from acp_bridge.providers import AssistantTurn, ToolResult, ToolResults
+from acp_bridge.providers import AssistantTurn, MediaPart, ToolResult, ToolResults
 from acp_bridge.sessions._records import StoredToolCall, StoredTurn
 from acp_bridge.sessions._store import SessionStore
-from acp_bridge.tools import TerminalContent, TextContent
+from acp_bridge.tools import TerminalContent, TextContent, media_parts
 from acp_bridge.turn import EffectLedger, EffectRecord, EffectState, LedgerUnavailable, ToolStatus
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+_Told = tuple[str, bool, tuple[MediaPart, ...]]
 
 INTERRUPTED_NOTE = (
     "This turn was interrupted: acp-bridge stopped before it finished. What completed is "
@@ -127,14 +129,17 @@ def recover_session(store: SessionStore, session_id: str, ledger: EffectLedger) 
     count = 0
     for turn in store.running_turns(session_id):  # not the whole session (issue 15.3)
         settled: list[StoredToolCall] = []
-        told: dict[str, tuple[str, bool]] = {}  # tool call id -> (for the model, is error)
+        told: dict[str, _Told] = {}  # tool call id -> (for the model, is error, media)
         for call in turn.tool_calls:
             if call.finished:
-                told[call.tool_call_id] = (effects.told(call), call.status is ToolStatus.FAILED)
+                failed = call.status is ToolStatus.FAILED
+                told[call.tool_call_id] = (effects.told(call), failed, media_parts(call.content))
                 continue
             final, for_model = effects.settle(call)
             settled.append(final)
-            told[call.tool_call_id] = (for_model, final.status is ToolStatus.FAILED)
+            # The media the call returned go to the model again (MCP-MEDIA-003).
+            failed = final.status is ToolStatus.FAILED
+            told[call.tool_call_id] = (for_model, failed, media_parts(final.content))
         results = _missing_results(turn, told)
         store.settle_interrupted(session_id, turn.seq, settled, results, INTERRUPTED_NOTE)
         logger.info("turn %s of %s was interrupted; settled", turn.turn_id, session_id)
@@ -160,7 +165,7 @@ def _check_ledger_age(store: SessionStore, session_id: str, ledger: EffectLedger
         )
 
 
-def _missing_results(turn: StoredTurn, told: dict[str, tuple[str, bool]]) -> ToolResults | None:
+def _missing_results(turn: StoredTurn, told: dict[str, _Told]) -> ToolResults | None:
     """Results for the last kept model call's tool calls when none were kept.
 
     The engine shows a model call's tool calls in the model's order, one each, so the i-th
@@ -175,8 +180,8 @@ def _missing_results(turn: StoredTurn, told: dict[str, tuple[str, bool]]) -> Too
     shown = [c for c in turn.tool_calls if c.model_call == model_call]
     results: list[ToolResult] = []
     for index, call in enumerate(last.tool_calls):
-        text, error = NOT_RUN, True
+        text, error, media = NOT_RUN, True, tuple[MediaPart, ...]()
         if index < len(shown):
-            text, error = told.get(shown[index].tool_call_id, (NOT_RUN, True))
-        results.append(ToolResult(call.call_id, call.name, text, is_error=error))
+            text, error, media = told.get(shown[index].tool_call_id, (NOT_RUN, True, ()))
+        results.append(ToolResult(call.call_id, call.name, text, error, media))
     return ToolResults(tuple(results))

@@ -13,6 +13,7 @@ from acp_bridge.tools._base import (
     EditorClient,
     ExitStatus,
     Location,
+    MediaContent,
     PlanEntry,
     TerminalContent,
     TerminalOutput,
@@ -29,6 +30,7 @@ from acp_bridge.tools._command import RunCommand, command_prefix, shell_argv
 from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
 from acp_bridge.tools._files import ReadFile, WriteFile
 from acp_bridge.tools._listing import ListDirectory
+from acp_bridge.tools._media import media_from_json, media_parts, media_to_json
 from acp_bridge.tools._mentions import MentionedFile, read_mentioned_file
 from acp_bridge.tools._paths import WorkspacePath, resolve_path
 from acp_bridge.tools._plan import UpdatePlan, plan_entries, stored_plan
@@ -45,6 +47,7 @@ __all__ = [
     "ExitStatus",
     "ListDirectory",
     "Location",
+    "MediaContent",
     "MentionedFile",
     "PlanEntry",
     "ReadFile",
@@ -67,6 +70,9 @@ __all__ = [
     "canonical_arguments",
     "command_prefix",
     "default_tools",
+    "media_from_json",
+    "media_parts",
+    "media_to_json",
     "plan_edit",
     "plan_entries",
     "read_mentioned_file",

@@ -22,6 +22,7 @@ __all__ = [
     "EditorClient",
     "ExitStatus",
     "Location",
+    "MediaContent",
     "PlanEntry",
     "TerminalContent",
     "TerminalOutput",
@@ -70,7 +71,24 @@ class TerminalContent:
     terminal_id: str
 
 
-ToolContent: TypeAlias = TextContent | DiffContent | TerminalContent
+@dataclass(frozen=True, slots=True)
+class MediaContent:
+    """An image, audio clip or embedded resource a tool returned (an MCP result's content).
+
+    `kind` is ``image``, ``audio`` or ``resource``. `data` is base64 (an image, audio, or a
+    binary resource's blob); a text resource has `text` instead. `uri` names a resource (or
+    an image's source). The editor shows it as an ACP content block; the model is sent its
+    bytes where its provider takes that media type (MCP-MEDIA-001, MCP-MEDIA-002).
+    """
+
+    kind: str
+    mime_type: str
+    data: str = ""
+    uri: str | None = None
+    text: str | None = None
+
+
+ToolContent: TypeAlias = TextContent | DiffContent | TerminalContent | MediaContent
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,11 +28,13 @@ from acp_bridge._json import JsonValue
 from acp_bridge.errors import AcpBridgeError
 from acp_bridge.tools._base import (
     DiffContent,
+    MediaContent,
     TerminalContent,
     TextContent,
     ToolContent,
     ToolOutcome,
 )
+from acp_bridge.tools._media import media_from_json, media_to_json
 from acp_bridge.turn._effects import EffectKey
 from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
 
@@ -304,6 +306,8 @@ def _content_to_json(content: ToolContent) -> dict[str, JsonValue]:
             "newText": content.new_text,
             "oldText": content.old_text,
         }
+    if isinstance(content, MediaContent):
+        return media_to_json(content)
     return {"type": "terminal", "terminalId": content.terminal_id}
 
 
@@ -313,4 +317,6 @@ def _content_from_json(data: Any) -> ToolContent:
         return TextContent(data["text"])
     if kind == "diff":
         return DiffContent(data["path"], data["newText"], data.get("oldText"))
+    if kind == "media":
+        return media_from_json(data)
     return TerminalContent(data["terminalId"])

@@ -26,6 +26,7 @@ from acp_bridge.tools._base import (
     ToolOutcome,
 )
 from acp_bridge.tools._canonical import canonical_arguments
+from acp_bridge.tools._media import media_parts
 from acp_bridge.turn._clean import NOT_JSON
 from acp_bridge.turn._crosscheck import JournalKnows, checked_lookup
 from acp_bridge.turn._effects import EffectKey, EffectSteps
@@ -49,6 +50,12 @@ OUTCOME_UNKNOWN = (
     "changed anything is unknown. Check before doing it again."
 )
 NOT_FINISHED = "Not finished: the turn was cancelled while this tool call was running."
+
+
+def _result(call: ToolCall, outcome: ToolOutcome) -> ToolResult:
+    """The model's result of a call: its text, then the media it returned (MCP-MEDIA-002)."""
+    media = media_parts(outcome.content)
+    return ToolResult(call.call_id, call.name, outcome.for_model, not outcome.ok, media)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +276,7 @@ class ToolCallBatch:
                 logger.exception("could not record effect %s as done", key)
         status = ToolStatus.COMPLETED if outcome.ok else ToolStatus.FAILED
         # The result is kept before the update is sent: a cancel now cannot lose it.
-        self.results.append(ToolResult(call.call_id, call.name, outcome.for_model, not outcome.ok))
+        self.results.append(_result(call, outcome))
         self._record(call, shown, status, key, ran=True, asked=decision.asked)
         await self.sink.send_update(
             ToolCallChanged(
@@ -291,7 +298,7 @@ class ToolCallBatch:
         )
         kept = tuple(c for c in outcome.content if not isinstance(c, TerminalContent))
         status = ToolStatus.COMPLETED if outcome.ok else ToolStatus.FAILED
-        self.results.append(ToolResult(call.call_id, call.name, outcome.for_model, not outcome.ok))
+        self.results.append(_result(call, outcome))
         self._record(call, shown, status, key, reused=True)
         await self.sink.send_update(
             ToolCallChanged(

@@ -4,11 +4,13 @@ Every call it receives is appended as one JSON line to the file named by FAULT_S
 test counts what reached the server. Tools: refund (a side effect), echo (readOnlyHint), fail
 (an isError result), crash (the process exits mid-call), hang (never answers), malformed (answers
 with a result that is not a CallToolResult), add_tool (a new tool and tools/list_changed),
-spawn_child (a grandchild process, for the orphan checks).
+spawn_child (a grandchild process, for the orphan checks), snapshot (a side effect answering
+with text, a PNG image and a binary resource).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -17,7 +19,13 @@ import anyio
 from mcp.server import stdio as stdio_transport
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import (
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    ToolAnnotations,
+)
 
 server = MCPServer("fault-server")
 LOG = os.environ.get("FAULT_SERVER_LOG")
@@ -69,6 +77,24 @@ async def malformed(ctx: Context) -> str:
     os.write(wire if wire is not None else 1, (json.dumps(line) + "\n").encode())
     await anyio.sleep_forever()
     return "never"
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+
+@server.tool(description="Takes a snapshot (a side effect) and returns it as an image.")
+def snapshot(name: str) -> list[TextContent | ImageContent | EmbeddedResource]:
+    _log("snapshot", name=name)
+    blob = BlobResourceContents(
+        uri=f"snap://{name}.bin",
+        blob=base64.b64encode(b"\x00\x01raw").decode(),
+        mimeType="application/octet-stream",
+    )
+    return [
+        TextContent(type="text", text=f"Snapshot {name}:"),
+        ImageContent(type="image", data=base64.b64encode(PNG).decode(), mimeType="image/png"),
+        EmbeddedResource(type="resource", resource=blob),
+    ]
 
 
 def late(text: str) -> str:

@@ -97,9 +97,14 @@ async def test_a_hung_call_times_out_and_the_server_stays_usable(shared: Servers
 
 
 @pytest.mark.requirement("MCP-FAIL-002")
+@pytest.mark.requirement("MCP-MALFORMED-001")
 async def test_a_malformed_result_is_a_readable_tool_error(shared: Servers) -> None:
-    with pytest.raises(ToolError, match="malformed result"):
+    with pytest.raises(ToolError, match="malformed result") as raised:
         await shared.tool("malformed").run({}, CTX)
+    # It answered, so it may have acted: the outcome is final (EFFECT-FINAL-001).
+    assert raised.value.may_have_changed is True
+    outcome = await shared.tool("echo").run({"text": "still here"}, CTX)  # it carries on
+    assert outcome.for_model == "still here"
 
 
 @pytest.mark.requirement("MCP-RESULT-002")

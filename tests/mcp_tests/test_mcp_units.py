@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from acp_bridge.errors import ToolError
 from acp_bridge.mcp import (
     MAX_TOOL_NAME,
     McpTool,
@@ -200,3 +202,30 @@ async def test_read_only_mode_offers_only_read_only_annotated_tools() -> None:
 
     with pytest.raises(ToolError, match="n"):
         await _tool(False).preview({"n": "one"}, ToolContext("s", Path("/"), (Path("/"),)))
+
+
+class _Answers:
+    def __init__(self, result: object) -> None:
+        self.result = result
+
+    async def call_tool(self, tool: str, arguments: object) -> object:
+        return self.result
+
+
+@pytest.mark.requirement("MCP-MALFORMED-001")
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "result",
+    [
+        "not an object",
+        {"content": "not a list"},
+        {"content": [7]},
+        {"content": [{"type": "text"}]},
+        {"content": [{"type": "resource", "resource": {"text": "no uri"}}]},
+    ],
+)
+async def test_a_malformed_result_fails_the_call_as_one_that_may_have_acted(result: object) -> None:
+    info = McpToolInfo("shop", "refund", "mcp__shop__refund", "refund", "", {}, {}, False)
+    with pytest.raises(ToolError, match="shop: refund returned a malformed result") as raised:
+        await McpTool(info, _Answers(result), 1000).run({}, ToolContext("s", Path("/"), ()))
+    assert raised.value.may_have_changed is True  # final: never run again (EFFECT-FINAL-001)

@@ -30,6 +30,7 @@ from acp_bridge.providers.http._fragments import (
     encode_body,
     grouped,
 )
+from acp_bridge.providers.http._media import ANTHROPIC_MEDIA, taken
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
@@ -175,11 +176,19 @@ def _assistant_blocks(turn: AssistantTurn) -> list[JsonValue]:
 
 
 def _tool_result(result: ToolResult) -> JsonValue:
-    block: JsonObject = {
-        "type": "tool_result",
-        "tool_use_id": result.call_id,
-        "content": result.output,
-    }
+    content: JsonValue = result.output
+    media = taken(result.media, ANTHROPIC_MEDIA)
+    if media:  # MCP-MEDIA-002: image blocks (and PDF documents) inside the tool_result
+        blocks: list[JsonValue] = [{"type": "text", "text": result.output}]
+        blocks.extend(
+            {
+                "type": "document" if m.mime_type == "application/pdf" else "image",
+                "source": {"type": "base64", "media_type": m.mime_type, "data": m.data},
+            }
+            for m in media
+        )
+        content = blocks
+    block: JsonObject = {"type": "tool_result", "tool_use_id": result.call_id, "content": content}
     if result.is_error:
         block["is_error"] = True
     return block

@@ -19,6 +19,7 @@ from urllib.parse import quote
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers._conversation import (
     AssistantTurn,
+    MediaPart,
     Message,
     ModelRequest,
     ToolCall,
@@ -34,6 +35,7 @@ from acp_bridge.providers.http._fragments import (
     grouped,
 )
 from acp_bridge.providers.http._gemini_stream import GeminiStreamDecoder
+from acp_bridge.providers.http._media import GEMINI_AUDIO, GEMINI_MEDIA, taken
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
@@ -136,6 +138,7 @@ def _parts(message: Message, ids: tuple[bool, ...] | None) -> list[JsonValue]:
         return _model_parts(message)
     if isinstance(message, ToolResults):
         parts: list[JsonValue] = []
+        audio: list[JsonValue] = []
         for index, result in enumerate(message.results):
             response: JsonObject = {
                 "name": result.name,
@@ -143,8 +146,13 @@ def _parts(message: Message, ids: tuple[bool, ...] | None) -> list[JsonValue]:
             }
             if ids is None or ids[index]:
                 response["id"] = result.call_id
+            # MCP-MEDIA-002: images and PDFs as the response's own parts; audio beside.
+            media = taken(result.media, GEMINI_MEDIA)
+            if media:
+                response["parts"] = [_inline(m) for m in media]
+            audio.extend(_inline(m) for m in taken(result.media, GEMINI_AUDIO))
             parts.append({"functionResponse": response})
-        return parts
+        return [*parts, *audio]
     return []
 
 
@@ -176,6 +184,10 @@ def _body(
     if config:
         body["generationConfig"] = config
     return body
+
+
+def _inline(part: MediaPart) -> JsonValue:
+    return {"inlineData": {"mimeType": part.mime_type, "data": part.data}}
 
 
 def _calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCall]:

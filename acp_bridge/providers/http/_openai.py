@@ -21,7 +21,9 @@ from acp_bridge.providers._conversation import (
     UserTurn,
 )
 from acp_bridge.providers._reasoning import DEFAULT_LEVEL
+from acp_bridge.providers._vision import text_only_model
 from acp_bridge.providers.http._fragments import FragmentCache, Fragments, dumps, encode_body
+from acp_bridge.providers.http._media import OPENAI_MEDIA, taken
 from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
@@ -67,8 +69,9 @@ def render_chat_completions(
     messages: list[JsonValue] = []
     if request.system:
         messages.append(_system(request.system))
+    images = not text_only_model(model)
     for message in request.messages:
-        messages.extend(_entries(message))
+        messages.extend(_entries(message, images=images))
     return cast(JsonObject, _body(request, model, options, messages))
 
 
@@ -80,7 +83,11 @@ def encode_chat_completions(
 ) -> bytes:
     """`render_chat_completions` encoded, each history message's JSON taken from `cache`."""
     items = [dumps(_system(request.system))] if request.system else []
+    text_only = text_only_model(model)
     for message in request.messages:
+        if text_only and _has_media(message):  # rare: encoded afresh, without the images
+            items.append(b",".join(dumps(e) for e in _entries(message, images=False)))
+            continue
         fragment = cache.fragment(message)
         if fragment:
             items.append(fragment)
@@ -96,16 +103,21 @@ def _system(text: str) -> JsonObject:
     return {"role": "system", "content": text}
 
 
-def _entries(message: Message) -> list[JsonObject]:
+def _has_media(message: Message) -> bool:
+    return isinstance(message, ToolResults) and any(r.media for r in message.results)
+
+
+def _entries(message: Message, *, images: bool = True) -> list[JsonObject]:
     if isinstance(message, UserTurn):
         return [{"role": "user", "content": _user_content(message)}]
     if isinstance(message, AssistantTurn):
         return [_assistant(message)]
     if isinstance(message, ToolResults):
-        return [
+        entries: list[JsonObject] = [
             {"role": "tool", "tool_call_id": result.call_id, "content": result.output}
             for result in message.results
         ]
+        return entries + _tool_images(message) if images else entries
     return []
 
 
@@ -146,6 +158,23 @@ def _user_content(turn: UserTurn) -> JsonValue:
         for image in turn.images
     )
     return content
+
+
+def _tool_images(message: ToolResults) -> list[JsonObject]:
+    """MCP-MEDIA-002: a tool message takes text only, so the images the tools returned follow
+    the batch's tool messages as one user message, each result's images under a label."""
+    content: list[JsonValue] = []
+    for result in message.results:
+        images = taken(result.media, OPENAI_MEDIA)
+        if not images:
+            continue
+        label = f"Images returned by the tool call {result.call_id} ({result.name}):"
+        content.append({"type": "text", "text": label})
+        content.extend(
+            {"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}}
+            for i in images
+        )
+    return [{"role": "user", "content": content}] if content else []
 
 
 def _assistant(turn: AssistantTurn) -> JsonObject:
