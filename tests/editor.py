@@ -58,6 +58,7 @@ class ScriptedEditor:
     terminal: bool = True
     permission: PermissionPolicy = field(default_factory=lambda: choose("allow_once"))
     validator: Any = None
+    wait: float = WAIT  # how long a request may take (longer where MCP servers must connect)
     received: list[dict[str, Any]] = field(default_factory=list)
     agent_requests: list[dict[str, Any]] = field(default_factory=list)
     _buffer: bytes = b""
@@ -81,7 +82,7 @@ class ScriptedEditor:
         request_id = self._next_id
         done = self._waiting[request_id] = anyio.Event()
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        with anyio.fail_after(WAIT):
+        with anyio.fail_after(self.wait):
             await done.wait()
         return self._answers.pop(request_id)
 

@@ -14,6 +14,9 @@ from acp_bridge.providers.scripted import ScriptedProvider, loads_script
 HERE = Path(__file__).resolve().parent
 FAULT_SERVER = HERE / "fault_server.py"
 REFUND = "mcp__faults__refund"
+MCP_WAIT = 90.0
+"""How long the scripted editor waits for a request: a prompt waits for the session's MCP
+servers to connect (the SDK's import and the server's start), slow on a loaded machine."""
 
 
 def fault_server(log: Path, name: str = "faults") -> dict[str, Any]:

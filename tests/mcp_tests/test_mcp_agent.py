@@ -13,6 +13,7 @@ import anyio
 import pytest
 from bridge import running_bridge, scripted_config
 from mcp_tests.mcpkit import (
+    MCP_WAIT,
     REFUND,
     RecordingProvider,
     broken_refund_script,
@@ -56,7 +57,8 @@ async def test_the_broken_refund_stream_calls_the_mcp_tool_exactly_once(tmp_path
     provider = RecordingProvider(broken_refund_script())
     config = scripted_config(tmp_path / "state", provider=provider)
     with anyio.fail_after(90):
-        async with running_bridge(config, permission=_by_id("allow-always-group")) as editor:
+        allow = _by_id("allow-always-group")
+        async with running_bridge(config, permission=allow, wait=MCP_WAIT) as editor:
             await editor.initialize()
             session = await _new_session(editor, tmp_path, [fault_server(log)])
             reply = await editor.prompt(session, "refund ORD-7781")
@@ -89,7 +91,7 @@ async def test_a_server_that_never_answers_holds_neither_session_new_nor_the_pro
     config = scripted_config(tmp_path / "state", provider=provider, mcp_limits=limits)
     silent = {"name": "silent", "command": "sleep", "args": ["600"], "env": []}
     with anyio.fail_after(60):
-        async with running_bridge(config) as editor:
+        async with running_bridge(config, wait=MCP_WAIT) as editor:
             await editor.initialize()
             session = await _new_session(editor, tmp_path, [silent])  # answered at once
             reply = await editor.prompt(session, "go")  # waits 0.5 s at most, then runs
@@ -106,7 +108,7 @@ async def test_a_server_that_cannot_start_is_a_notice_after_the_response(tmp_pat
     config = scripted_config(tmp_path / "state")
     broken = {"name": "broken", "command": "/nonexistent/server", "args": [], "env": []}
     with anyio.fail_after(60):
-        async with running_bridge(config) as editor:
+        async with running_bridge(config, wait=MCP_WAIT) as editor:
             await editor.call(
                 "initialize",
                 {

@@ -19,7 +19,7 @@ import pytest
 from bridge import running_bridge, scripted_config
 from daily.test_daily_instructions import PROVIDERS
 from loopback_http import LoopbackServer, sse, sse_reply
-from mcp_tests.mcpkit import npm_servers
+from mcp_tests.mcpkit import MCP_WAIT, npm_servers
 
 from acp_bridge.providers.http import HttpProviderOptions
 
@@ -125,7 +125,7 @@ async def test_an_mcp_image_reaches_the_editor_and_each_provider(tmp_path: Path,
     async with LoopbackServer([CALLS[kind](), answer(), answer()]) as loopback:
         options = HttpProviderOptions("m", base_url=loopback.base_url, api_key="k")
         config = scripted_config(tmp_path / "s", provider_type(options), models=("gpt-4o",))
-        async with running_bridge(config) as ed:
+        async with running_bridge(config, wait=MCP_WAIT) as ed:
             await ed.initialize()
             made = await ed.call("session/new", {"cwd": str(tmp_path), "mcpServers": [server]})
             session = made["sessionId"]
@@ -143,7 +143,7 @@ async def test_an_mcp_image_reaches_the_editor_and_each_provider(tmp_path: Path,
         assert "[image image/png, " in str(second)  # the text describes it as well
 
         # session/load replays it from the journal; the next request sends it again.
-        async with running_bridge(config) as ed:
+        async with running_bridge(config, wait=MCP_WAIT) as ed:
             await ed.initialize()
             params = {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
             await ed.call("session/load", params)
