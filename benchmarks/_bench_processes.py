@@ -69,6 +69,8 @@ def agent_argv(
         *head,
         *("--provider", "openai", "--base-url", base_url, "--model", "bench"),
         *("--merge-chunks", merge),
+        # The SDK agent lists no models; the benchmark compares the streams alone.
+        *("--fetch-models", "no"),
         *("--state-dir", str(work / "state"), "--config", str(work / "config.toml")),
     ]
 

@@ -11,6 +11,12 @@ Each accepted connection reads one request and plays the next `Reply` of the ser
     Rst()             reset the connection (SO_LINGER 0): the client sees ECONNRESET
     End()             finish the body cleanly (last chunk) and close
 
+A `GET .../models` (the bridge's background fetch of the provider's model list: OpenAI-compatible
+`/models`, Anthropic `/v1/models`, Gemini `/models`) is answered by the server's `models` reply
+(by default an empty listing, which keeps the configured models) and recorded in
+`model_requests`, never taking a scripted reply: the scripted replies stay in the order of the
+model calls.
+
 `sse_reply(...)` and `json_reply(...)` build the common replies; `drain(stream)` collects a
 provider stream's events and its `ModelStreamError`. Everything runs on real sockets; the
 tests never sleep: stalls are released by events, and waits are bounded by `fail_after`.
@@ -46,6 +52,8 @@ __all__ = [
     "Step",
     "WaitFor",
     "drain",
+    "empty_listing",
+    "is_model_listing",
     "json_reply",
     "sse",
     "sse_reply",
@@ -158,12 +166,24 @@ def json_reply(status: int, body: Any, headers: Sequence[tuple[str, str]] = ()) 
     )
 
 
+def empty_listing() -> Reply:
+    """A model listing with no models, in every provider's shape (PICK-002: nothing changes)."""
+    return json_reply(200, {"object": "list", "data": [], "models": []})
+
+
+def is_model_listing(request: ReceivedRequest) -> bool:
+    return request.method == "GET" and request.path.split("?", 1)[0].endswith("/models")
+
+
 @dataclass
 class LoopbackServer:
-    """Serves `replies` in order, one per connection, on 127.0.0.1 and an ephemeral port."""
+    """Serves `replies` in order, one per connection, on 127.0.0.1 and an ephemeral port;
+    model-list GETs get `models` (see the module docstring)."""
 
     replies: Sequence[Reply]
+    models: Reply = field(default_factory=empty_listing)
     requests: list[ReceivedRequest] = field(default_factory=list)
+    model_requests: list[ReceivedRequest] = field(default_factory=list)
     port: int = 0
     _task_group: anyio.abc.TaskGroup | None = None
     _listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
@@ -194,14 +214,18 @@ class LoopbackServer:
         await self._listener.aclose()
 
     async def _handle(self, stream: anyio.abc.SocketStream) -> None:
-        index = len(self.requests)
         try:
             request = await _read_request(stream)
         except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
             await stream.aclose()
             return
-        self.requests.append(request)
-        reply = self.replies[index] if index < len(self.replies) else _unexpected(index)
+        if is_model_listing(request):
+            self.model_requests.append(request)
+            reply = self.models
+        else:
+            index = len(self.requests)
+            self.requests.append(request)
+            reply = self.replies[index] if index < len(self.replies) else _unexpected(index)
         try:
             await _play(stream, reply)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):

@@ -29,6 +29,7 @@ from acp_bridge.agent._models import ModelList
 from acp_bridge.agent._prompting import PromptTurns
 from acp_bridge.errors import InvalidParams, MethodNotFound, quote
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId
+from acp_bridge.providers import provider_takes_audio
 from acp_bridge.sessions import SessionStore
 from acp_bridge.turn import EffectLedger
 
@@ -68,7 +69,14 @@ class Agent:
             tickets=tickets or TurnTickets(),
             durable=DurableSessions(config.state_dir, store),
             auth=AuthGate(config.auth, config.missing_key_vars),
-            models=ModelList(config.models, config.list_models, background),  # PICK-001
+            models=ModelList(  # PICK-001, USAGE-004/005, MODEL-INFO-001
+                config.models,
+                config.list_models,
+                background,
+                kind=config.provider.name,
+                declared=config.model_info,
+                context_window=config.context_window,
+            ),
         )
         conn.mcp = McpSessions(background, peer, conn.client_caps, config.mcp_limits)
         self._conn = conn
@@ -122,7 +130,10 @@ class Agent:
 
     async def initialize(self, params: JsonValue) -> JsonValue:
         auth = self._conn.auth
-        result, caps = initialize(params, missing_key_vars=auth.missing(), offer=auth.offer)
+        audio = provider_takes_audio(self._conn.config.provider.name)  # AUDIO-001
+        result, caps = initialize(
+            params, missing_key_vars=auth.missing(), offer=auth.offer, audio=audio
+        )
         self.set_client_capabilities(caps)
         return result
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from acp_bridge.agent._auth import AuthOffer
 from acp_bridge.mcp import McpLimits
-from acp_bridge.providers import ModelProvider
+from acp_bridge.providers import ModelInfo, ModelProvider
 from acp_bridge.tools import ToolRegistry, default_tools
 from acp_bridge.turn import RetryPolicy
 
@@ -44,11 +44,13 @@ class AgentConfig:
         tools: the tools offered to the model.
         context_window: the model's context window in tokens (the `context_window`
             setting); None: the known-models table, else a default (usage_update.size).
+        model_info: what the user declared of each model (the `model_info` setting): what
+            it takes (images, audio) and its context window (MODEL-INFO-001).
         mcp_limits: the bounds of the sessions' MCP servers (spec/mcp.md).
         levels: the reasoning efforts offered (REASON-001); empty: the option is not offered.
         reasoning_effort: the sessions' default effort (one of `levels`).
-        list_models: fetches the provider's model list for the picker (PICK-001); None:
-            only `models` are offered.
+        list_models: fetches the provider's model list for the picker (PICK-001), with what
+            it says of each model where it says it (USAGE-005); None: only `models` are offered.
         merge_chunks: chunks queued behind a slow editor are merged (the `merge_chunks`
             setting); False writes each as its own update (MEM-004 bounds the queue either way).
     """
@@ -64,9 +66,10 @@ class AgentConfig:
     tools: ToolRegistry = field(default_factory=default_tools)
     max_model_calls: int = 32
     context_window: int | None = None
+    model_info: Mapping[str, ModelInfo] = field(default_factory=dict)
     mcp_limits: McpLimits = field(default_factory=McpLimits)
     append_system_prompt: str | None = None
     levels: tuple[str, ...] = ()
     reasoning_effort: str = "default"
-    list_models: Callable[[], Awaitable[Sequence[str]]] | None = None
+    list_models: Callable[[], Awaitable[Sequence[str] | Mapping[str, ModelInfo]]] | None = None
     merge_chunks: bool = True

@@ -21,8 +21,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._live import LiveUpdates
 from acp_bridge.agent._replay import replay_session
 from acp_bridge.agent._session import Session
+from acp_bridge.agent._sink import send_session_update
 from acp_bridge.errors import (
     InternalError,
     ResourceNotFound,
@@ -191,9 +193,16 @@ async def restore(
     peer: JsonRpcPeer, store: SessionStore, session: Session, *, replay: bool
 ) -> None:
     """For `session/load` streams the replay (a page of turns at a time, issue 15.3), then
-    reads the model history: the first update never waits for the whole session."""
+    the session's last usage_update (USAGE-006), then reads the model history: the first
+    update never waits for the whole session. Resume takes the usage back silently."""
     if replay:
         await replay_session(peer, store, session.session_id)
+    usage = store.usage(session.session_id)
+    if usage is not None:
+        session.live = session.live or LiveUpdates(session.model)
+        update = session.live.restore(usage)
+        if replay and update is not None:
+            await send_session_update(peer, session.session_id, update)
     session.history = store.history(session.session_id)
 
 

@@ -15,12 +15,19 @@ from __future__ import annotations
 import logging
 import time
 
+from acp_bridge._json import JsonObject
 from acp_bridge.agent._crash_point import crash_point
 from acp_bridge.agent._session import Session
 from acp_bridge.providers import repair_surrogates
 from acp_bridge.sessions import SessionStore, TurnStart, TurnState
 
-__all__ = ["CONNECTION_CLOSED_NOTE", "failed_note", "outside_end", "record_end"]
+__all__ = [
+    "CONNECTION_CLOSED_NOTE",
+    "changed_usage",
+    "failed_note",
+    "outside_end",
+    "record_end",
+]
 
 _log = logging.getLogger("acp_bridge.agent")
 
@@ -53,11 +60,13 @@ def record_end(
     note: str | None = None,
     *,
     answered: bool = True,
+    usage: JsonObject | None = None,
 ) -> None:
     """Records the end; a failure is logged, never masking the turn's own outcome (a later
     load settles a turn left `running`). `store` None: the connection already released its
     sessions, so the turn stays `running` for the next owner to settle (SESS-020).
-    `answered=False`: the response is still to be written (SESS-UNANSWERED-001)."""
+    `answered=False`: the response is still to be written (SESS-UNANSWERED-001). `usage`:
+    the session's last usage_update, kept in the same transaction (USAGE-006)."""
     session.updated_at = time.time()
     if store is None:
         _log.warning("turn %s ended after its connection closed the store", start.turn_id)
@@ -70,8 +79,18 @@ def record_end(
             stop_reason=stop_reason,
             note=note,
             answered=answered,
+            usage=usage,
         )
+        if usage is not None and session.live is not None:
+            session.live.kept = usage
     except Exception:
         _log.exception("could not record the end of turn %s", start.turn_id)
         return
     crash_point("turn-committed")  # tests only: kill -9 in the commit -> response window
+
+
+def changed_usage(session: Session) -> JsonObject | None:
+    """USAGE-006: the session's last usage_update, when the store does not hold it yet."""
+    live = session.live
+    snapshot = live.snapshot() if live is not None else None
+    return None if live is None or snapshot == live.kept else snapshot

@@ -25,12 +25,17 @@ _UINT16 = 65535
 
 
 def initialize_result(
-    missing_key_vars: tuple[str, ...], *, offer: AuthOffer | None = None, caps: JsonValue = None
+    missing_key_vars: tuple[str, ...],
+    *,
+    offer: AuthOffer | None = None,
+    caps: JsonValue = None,
+    audio: bool = False,
 ) -> JsonObject:
     """What acp-bridge answers to `initialize` (an `InitializeResponse` on the wire).
 
     `caps` are the client's capabilities: the terminal login is offered only to a client
-    that enabled `auth.terminal` (spec/authentication.md, AUTH-WIRE-001).
+    that enabled `auth.terminal` (spec/authentication.md, AUTH-WIRE-001). `audio`: the
+    configured provider can take audio (AUDIO-001).
     """
     offer = offer_for(offer, missing_key_vars)
     return {
@@ -38,7 +43,7 @@ def initialize_result(
         "agentCapabilities": {
             # Durable sessions (spec/sessions.md, SESS-040): exactly what is implemented.
             "loadSession": True,
-            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "promptCapabilities": {"image": True, "audio": audio, "embeddedContext": True},
             # stdio MCP servers are a MUST; both remote transports work too (MCP-CAP-001).
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": {
@@ -88,7 +93,11 @@ def _plain(params: JsonValue) -> JsonObject | None:
 
 
 def initialize(
-    params: JsonValue, *, missing_key_vars: tuple[str, ...], offer: AuthOffer | None = None
+    params: JsonValue,
+    *,
+    missing_key_vars: tuple[str, ...],
+    offer: AuthOffer | None = None,
+    audio: bool = False,
 ) -> tuple[JsonObject, JsonObject]:
     """The `initialize` result and the client's capabilities as sent (a JSON object).
 
@@ -101,4 +110,4 @@ def initialize(
 
         request = from_wire(InitializeRequest, params)
         caps = to_wire(request.client_capabilities) if request.client_capabilities else {}
-    return initialize_result(missing_key_vars, offer=offer, caps=caps), caps
+    return initialize_result(missing_key_vars, offer=offer, caps=caps, audio=audio), caps

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from acp_bridge.agent._prompt import user_turn
+from acp_bridge.agent._prompt import PromptInputs, user_turn
 from acp_bridge.errors import ToolError
 from acp_bridge.providers import UserTurn
 from acp_bridge.tools import ToolContext, read_mentioned_file
@@ -58,11 +58,17 @@ async def _link_text(link: acp.ResourceLink, ctx: ToolContext) -> str:
     )
 
 
-async def prompt_turn(blocks: Sequence[acp.ContentBlock], model: str, ctx: ToolContext) -> UserTurn:
-    """The user's turn with every `resource_link` read or described."""
+async def prompt_turn(
+    blocks: Sequence[acp.ContentBlock],
+    model: str,
+    ctx: ToolContext,
+    inputs: PromptInputs | None = None,
+) -> UserTurn:
+    """The user's turn with every `resource_link` read or described; `inputs` says what the
+    model takes besides text."""
     links = {
         index: await _link_text(block, ctx)
         for index, block in enumerate(blocks)
         if isinstance(block, acp.ResourceLink)
     }
-    return user_turn(blocks, model, links)
+    return user_turn(blocks, model, links, inputs)

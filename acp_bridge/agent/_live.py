@@ -8,6 +8,7 @@ facts are in the log and in the prompt response's `_meta`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,8 +74,9 @@ class LiveUpdates:
     """One session's translator of live updates (see the module docstring).
 
     `context_window`: the configured window (the `context_window` setting), else the known
-    table's, else `DEFAULT_CONTEXT_WINDOW`; `used` is the context in use after the last
-    model call; `cost` the session's cumulative provider-reported cost.
+    table's, else `DEFAULT_CONTEXT_WINDOW`; `windows` (the agent's `ModelList.window`, which
+    also knows the provider's metadata) replaces that when given; `used` is the context in
+    use after the last model call; `cost` the session's cumulative provider-reported cost.
     """
 
     model: str
@@ -83,6 +85,11 @@ class LiveUpdates:
     used: int = 0
     cost: float | None = None
     pending: list[UserNotice] = field(default_factory=list)
+    windows: Callable[[str], tuple[int, str]] | None = None
+    last: acp.UsageUpdate | None = None
+    last_source: str = "default"
+    kept: JsonObject | None = None
+    """The snapshot the session store holds (USAGE-006)."""
 
     def announce(self, notice: UserNotice | None) -> None:
         """Queues a notice for the start of the next turn (what was loaded for it)."""
@@ -94,6 +101,8 @@ class LiveUpdates:
         return pending
 
     def window(self) -> tuple[int, str]:
+        if self.windows is not None:
+            return self.windows(self.model)
         if self.context_window is not None:
             return self.context_window, "config"
         known = known_context_window(self.model)
@@ -116,6 +125,32 @@ class LiveUpdates:
             return plan_update(update)
         return self._usage(update)
 
+    def snapshot(self) -> JsonObject | None:
+        """The last usage_update's figures, kept with the session (USAGE-006); None before
+        the first model call that reported usage."""
+        if self.last is None:
+            return None
+        snapshot: JsonObject = {"used": self.last.used, "size": self.last.size}
+        if self.cost is not None:
+            snapshot["cost"] = self.cost
+        snapshot["sizeSource"] = self.last_source
+        return snapshot
+
+    def restore(self, snapshot: JsonObject) -> acp.UsageUpdate | None:
+        """Takes back a kept snapshot (the context in use, the cumulative cost) and answers
+        the usage_update that replays it; None for a snapshot that is not one."""
+        used, size, cost = snapshot.get("used"), snapshot.get("size"), snapshot.get("cost")
+        if not isinstance(used, int) or not isinstance(size, int) or isinstance(used, bool):
+            return None
+        self.used = used
+        self.cost = float(cost) if isinstance(cost, int | float) else None
+        self.kept = snapshot
+        meta: JsonObject = {"replayed": True, "sizeSource": snapshot.get("sizeSource")}
+        fields: dict[str, Any] = {"used": used, "size": size, "field_meta": {"acpBridge": meta}}
+        if self.cost is not None:
+            fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
+        return acp.UsageUpdate(**fields)
+
     def _usage(self, report: UsageReport) -> acp.UsageUpdate:
         if report.kept is not None:
             # The context now in use: the kept attempt's prompt and its answer (USAGE-001).
@@ -132,7 +167,8 @@ class LiveUpdates:
         }
         if self.cost is not None:
             fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
-        return acp.UsageUpdate(**fields)
+        self.last, self.last_source = acp.UsageUpdate(**fields), source
+        return self.last
 
 
 def plan_update(plan: PlanShown) -> acp.Plan:

@@ -18,7 +18,7 @@ import anyio
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.agent._connection import Connection
 from acp_bridge.agent._durable import store_errors
-from acp_bridge.agent._ending import failed_note, outside_end, record_end
+from acp_bridge.agent._ending import changed_usage, failed_note, outside_end, record_end
 from acp_bridge.agent._instructions import load_instructions, system_prompt
 from acp_bridge.agent._light import (
     notify_update,
@@ -74,7 +74,9 @@ class PromptTurns:
             conn = self._conn
 
             async def read(session: Session) -> UserTurn:
-                return await prompt_turn(request.prompt, session.model, conn.tool_context(session))
+                return await prompt_turn(
+                    request.prompt, session.model, conn.tool_context(session), conn.models.inputs()
+                )
 
             wire = [acp.to_wire(block) for block in request.prompt]
             return await self._prompt(request.session_id, wire, read, request_id)
@@ -115,7 +117,11 @@ class PromptTurns:
                 history = store.history(session.session_id)
                 session.history = history[:-1]  # without the prompt just stored
         session.turns = start.ordinal
-        live = session.live_updates(notices=conn.notices, context_window=conn.config.context_window)
+        live = session.live_updates(
+            notices=conn.notices,
+            context_window=conn.config.context_window,
+            windows=conn.models.window,  # USAGE-004/005: declared, configured, listed, known
+        )
         sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
@@ -193,7 +199,9 @@ class PromptTurns:
         *end: str | None,
         answered: bool = True,
     ) -> None:
-        record_end(self._conn.durable.opened, session, start, state, *end, answered=answered)
+        store = self._conn.durable.opened
+        usage = changed_usage(session)  # USAGE-006
+        record_end(store, session, start, state, *end, answered=answered, usage=usage)
 
     async def _announce_title(self, session: Session, title: str) -> None:
         """SESS-033: the title, once the first turn completed, before its response."""

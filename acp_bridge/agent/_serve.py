@@ -62,8 +62,10 @@ class _Connection:
         missing_key_vars: tuple[str, ...],
         auth: AuthOffer | None = None,
         background: TaskGroup | None = None,
+        audio: bool = False,
     ) -> None:
         self._peer = peer
+        self._audio = audio  # promptCapabilities.audio (AUDIO-001)
         self._background = background
         self._load = load
         self._gate = AuthGate(auth, missing_key_vars)
@@ -135,7 +137,10 @@ class _Connection:
     async def handle_request(self, method: str, params: JsonValue) -> JsonValue | Reply:
         if method == "initialize" and self._agent is None:
             result, self._caps = initialize(
-                params, missing_key_vars=self._gate.missing(), offer=self._gate.offer
+                params,
+                missing_key_vars=self._gate.missing(),
+                offer=self._gate.offer,
+                audio=self._audio,
             )
             return Reply(result, self._warm_up)
         agent = self._state_ready() if method in _NEEDS_STATE else self.agent()
@@ -162,12 +167,14 @@ async def serve(
     auth: AuthOffer | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     trace: Tracer | None = None,
+    audio: bool = False,
 ) -> None:
     """Serves ACP on `transport` until the editor closes it.
 
     `config` is the agent's configuration or a function that builds it on first need;
     with a function, `missing_key_vars` must say which API-key variables are missing and
-    `auth` how the key is looked up (both answer `initialize` before the config is built).
+    `auth` how the key is looked up and `audio` whether the provider takes audio (these
+    answer `initialize` before the config is built).
     """
     if callable(config):
         load: ConfigLoader = config
@@ -177,10 +184,13 @@ async def serve(
         load = lambda: ready  # noqa: E731
         missing = config.missing_key_vars
         auth = config.auth
+        from acp_bridge.providers import provider_takes_audio
+
+        audio = provider_takes_audio(config.provider.name)
     peer = JsonRpcPeer(transport, max_line_bytes=max_line_bytes, trace=trace)
     # The connection's background work (the sessions' MCP servers) ends with the connection.
     async with anyio.create_task_group() as background:
-        connection = _Connection(peer, load, missing, auth, background)
+        connection = _Connection(peer, load, missing, auth, background, audio)
         try:
             await peer.serve(connection)
         finally:

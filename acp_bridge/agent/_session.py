@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +59,13 @@ class Session:
     def __post_init__(self) -> None:
         self.idle.set()
 
-    def live_updates(self, *, notices: bool, context_window: int | None) -> LiveUpdates:
+    def live_updates(
+        self,
+        *,
+        notices: bool,
+        context_window: int | None,
+        windows: Callable[[str], tuple[int, str]] | None = None,
+    ) -> LiveUpdates:
         """The session's usage/notice/plan translator, kept across turns (its cumulative
         cost and context in use), following the session's current model."""
         if self.live is None:
@@ -66,6 +73,7 @@ class Session:
         self.live.model = self.model
         self.live.notices = notices
         self.live.context_window = context_window
+        self.live.windows = windows
         return self.live
 
     @property

@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--fetch-models",
         dest="fetch_models",
         choices=setting("fetch_models").choices,
-        help="yes: offer the provider's model list in the model picker (default no)",
+        help="offer the provider's model list in the model picker (default yes; no: none)",
     )
     parser.add_argument(
         "--merge-chunks",

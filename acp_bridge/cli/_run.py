@@ -16,7 +16,7 @@ from acp_bridge.cli._keys import auth_offer, missing_key_vars, provider_key
 from acp_bridge.cli._model_list import model_lister
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
-from acp_bridge.providers import REASONING_LEVELS
+from acp_bridge.providers import REASONING_LEVELS, provider_takes_audio
 
 if TYPE_CHECKING:
     from acp_bridge.agent._config import AgentConfig
@@ -99,6 +99,7 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         ),
         context_window=settings.context_window,
         merge_chunks=settings.merge_chunks == "yes",
+        model_info=settings.model_info,
         levels=() if settings.provider == "scripted" else REASONING_LEVELS,  # REASON-001
         reasoning_effort=settings.reasoning_effort,
         list_models=list_models,
@@ -149,6 +150,7 @@ def run(settings: BridgeSettings) -> int:
                 auth=auth_offer(settings),
                 max_line_bytes=settings.max_line_bytes,
                 trace=trace.jsonrpc if trace else None,
+                audio=provider_takes_audio(settings.provider),  # AUDIO-001
             )
 
     try:

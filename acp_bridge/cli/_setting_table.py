@@ -15,7 +15,8 @@ __all__ = ["SETTINGS", "Setting", "render_markdown", "setting"]
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """One setting. `kind`: str, path, list, int, float, choice; `minimum` for numbers."""
+    """One setting. `kind`: str, path, list, int, float, choice, table (config file only);
+    `minimum` for numbers."""
 
     name: str
     flag: str | None
@@ -204,6 +205,16 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
     ),
     Setting(
+        "model_info",
+        None,
+        None,
+        "table",
+        "the known-models tables",
+        'what a model takes and its window, config file only: `[model_info."ID"]` with '
+        '`input = ["text"]` (text only), `["text", "image"]` or `["text", "image", "audio"]` '
+        "and `context_window = N`; wins over the tables and the provider's metadata",
+    ),
+    Setting(
         "reasoning_effort",
         "--reasoning-effort",
         "ACP_BRIDGE_REASONING_EFFORT",
@@ -218,9 +229,10 @@ SETTINGS: tuple[Setting, ...] = (
         "--fetch-models",
         "ACP_BRIDGE_FETCH_MODELS",
         "choice",
-        "`no`",
-        "`yes`: the model picker also offers the provider's own model list, fetched once per "
-        "connection after the first session opens (configured models on any failure)",
+        "`yes`",
+        "`yes`: the model picker also offers the provider's own model list, and usage its "
+        "windows, fetched once per connection after the first session opens (configured "
+        "models on any failure); `no`: no request beyond the model calls",
         choices=("no", "yes"),
     ),
     Setting(

@@ -15,9 +15,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_bridge.cli._setting_table import SETTINGS, setting
+
+if TYPE_CHECKING:
+    from acp_bridge.providers import ModelInfo
 
 __all__ = [
     "PROVIDER_KINDS",
@@ -76,8 +79,9 @@ class BridgeSettings:
     max_wait: float = 180.0
     stall_notice_after: float = 15.0
     context_window: int | None = None
+    model_info: Mapping[str, ModelInfo] = field(default_factory=dict)
     reasoning_effort: str = "default"
-    fetch_models: str = "no"
+    fetch_models: str = "yes"
     merge_chunks: str = "yes"
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -114,6 +118,12 @@ def _where(name: str, layer: str) -> str:
 def _coerce(name: str, value: Any, where: str) -> Any:
     spec = setting(name)
     try:
+        if spec.kind == "table":
+            from acp_bridge.cli._model_info import parse_model_info
+
+            if not where.startswith("file "):
+                raise SettingsError(f"{where}: {name} is set in the config file only")
+            return parse_model_info(value)
         if spec.kind == "path":
             return Path(str(value)).expanduser()
         if spec.kind == "list":
@@ -126,7 +136,14 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         else:
             number = None
             value = str(value)
-    except (TypeError, ValueError):
+    except ValueError as exc:
+        if spec.kind == "table":
+            raise SettingsError(f"{where}: {exc}") from None
+        raise SettingsError(
+            f"{where}: {value!r} is not {_expected(spec.kind)}; "
+            f"the default is {spec.default.replace('`', '')}"
+        ) from None
+    except TypeError:
         raise SettingsError(
             f"{where}: {value!r} is not {_expected(spec.kind)}; "
             f"the default is {spec.default.replace('`', '')}"

@@ -7,6 +7,7 @@ into `StreamEvent`s or raise a classified `ModelStreamError`.
 from acp_bridge.providers._base import ModelProvider
 from acp_bridge.providers._conversation import (
     AssistantTurn,
+    AudioPart,
     ImagePart,
     MediaPart,
     Message,
@@ -31,6 +32,17 @@ from acp_bridge.providers._events import (
     ToolCallStart,
     Usage,
 )
+from acp_bridge.providers._modalities import (
+    AUDIO_TYPES,
+    INPUT_KINDS,
+    ModelInfo,
+    audio_format,
+    declared_info,
+    normalized_audio_type,
+    provider_takes_audio,
+    takes_audio,
+    takes_images,
+)
 from acp_bridge.providers._reasoning import DEFAULT_LEVEL, REASONING_LEVELS
 from acp_bridge.providers._text import (
     SurrogateJoiner,
@@ -43,16 +55,20 @@ from acp_bridge.providers._vision import text_only_model
 from acp_bridge.providers._windows import DEFAULT_CONTEXT_WINDOW, known_context_window
 
 __all__ = [
+    "AUDIO_TYPES",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_LEVEL",
+    "INPUT_KINDS",
     "REASONING_LEVELS",
     "AssistantTurn",
+    "AudioPart",
     "FaultKind",
     "Finish",
     "FinishReason",
     "ImagePart",
     "MediaPart",
     "Message",
+    "ModelInfo",
     "ModelProvider",
     "ModelRequest",
     "ModelStreamError",
@@ -73,9 +89,15 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserTurn",
+    "audio_format",
     "clean_json",
+    "declared_info",
     "has_non_json",
     "known_context_window",
+    "normalized_audio_type",
+    "provider_takes_audio",
     "repair_surrogates",
+    "takes_audio",
+    "takes_images",
     "text_only_model",
 ]

@@ -17,6 +17,7 @@ from acp_bridge._json import JsonObject, JsonValue
 
 __all__ = [
     "AssistantTurn",
+    "AudioPart",
     "ImagePart",
     "MediaPart",
     "Message",
@@ -88,12 +89,23 @@ class ImagePart:
     data: str
 
 
+@dataclass(frozen=True, slots=True)
+class AudioPart:
+    """An audio clip of the user's prompt: its media type (`audio/wav`, `audio/mp3`, ...,
+    normalized by the agent) and base64 data (AUDIO-001)."""
+
+    mime_type: str
+    data: str
+
+
 @dataclass(frozen=True, slots=True, weakref_slot=True)
 class UserTurn:
-    """The user's prompt: text parts (resources are inlined by the agent), then its images."""
+    """The user's prompt: text parts (resources are inlined by the agent), then its images,
+    then its audio clips."""
 
     parts: tuple[str, ...]
     images: tuple[ImagePart, ...] = ()
+    audio: tuple[AudioPart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)

@@ -16,6 +16,7 @@ from typing import Any
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers import (
     AssistantTurn,
+    AudioPart,
     ImagePart,
     MediaPart,
     Message,
@@ -60,6 +61,8 @@ def message_to_json(message: Message) -> JsonObject:
         user: JsonObject = {"type": "user", "parts": list(message.parts)}
         if message.images:
             user["images"] = [{"mimeType": i.mime_type, "data": i.data} for i in message.images]
+        if message.audio:  # AUDIO-004
+            user["audio"] = [{"mimeType": a.mime_type, "data": a.data} for a in message.audio]
         return user
     if isinstance(message, AssistantTurn):
         return {
@@ -96,7 +99,8 @@ def message_from_json(data: Any) -> Message:
         images = tuple(
             ImagePart(str(i["mimeType"]), str(i["data"])) for i in data.get("images", ())
         )
-        return UserTurn(tuple(str(p) for p in data["parts"]), images)
+        audio = tuple(AudioPart(str(a["mimeType"]), str(a["data"])) for a in data.get("audio", ()))
+        return UserTurn(tuple(str(p) for p in data["parts"]), images, audio)
     if kind == "assistant":
         return AssistantTurn(
             text=str(data["text"]),

@@ -102,10 +102,16 @@ def _v3_answered(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE turns ADD COLUMN answered INTEGER NOT NULL DEFAULT 1")
 
 
+def _v4_usage(db: sqlite3.Connection) -> None:
+    """The session's last usage_update, replayed by session/load (USAGE-006)."""
+    db.execute("ALTER TABLE sessions ADD COLUMN usage TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_mcp_servers_and_listing,
     _v3_answered,
+    _v4_usage,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 FILENAME = "sessions.sqlite3"

@@ -306,16 +306,26 @@ class SessionStore:
         stop_reason: str | None = None,
         note: str | None = None,
         answered: bool = True,
+        usage: JsonObject | None = None,
     ) -> None:
         """`answered=False`: a response is still to be written (`mark_answered` once it is);
-        until then the same prompt sent again is answered from here (SESS-UNANSWERED-001)."""
+        until then the same prompt sent again is answered from here (SESS-UNANSWERED-001).
+        `usage` (the session's last usage_update, USAGE-006) is kept in the same
+        transaction when given."""
         with self._write() as db:
             rows.end_turn(
                 db, session_id, seq, state, stop_reason=stop_reason, note=note, answered=answered
             )
-            db.execute(
-                "UPDATE sessions SET updated_at = ? WHERE session_id = ?", (time.time(), session_id)
-            )
+            if usage is None:
+                db.execute(
+                    "UPDATE sessions SET updated_at = ? WHERE session_id = ?",
+                    (time.time(), session_id),
+                )
+            else:
+                db.execute(
+                    "UPDATE sessions SET updated_at = ?, usage = ? WHERE session_id = ?",
+                    (time.time(), dumps(usage), session_id),
+                )
 
     def mark_answered(self, session_id: str, seq: int) -> None:
         """The turn's response is on the wire (SESS-UNANSWERED-001)."""
@@ -344,6 +354,16 @@ class SessionStore:
         it returns (its effect key, before the ledger records it started: SESS-011)."""
         with self._write(durable=durable) as db:
             rows.save_tool_call(db, session_id, turn_seq, call)
+
+    def usage(self, session_id: str) -> JsonObject | None:
+        """The session's last usage_update as `end_turn` kept it; None before the first."""
+        row = self._execute(
+            "SELECT usage FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        value = json.loads(row[0])
+        return value if isinstance(value, dict) else None
 
     def settle_interrupted(
         self,

@@ -41,14 +41,14 @@ async def test_errors_are_precise_and_serving_continues(tmp_path: Path) -> None:
         )
         assert unknown["error"]["code"] == -32002
         assert "Unknown session" in unknown["error"]["message"]
-        image = await ed.request(
+        media = await ed.request(
             "session/prompt",
             {
                 "sessionId": await ed.new_session(tmp_path),
-                "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/wav"}],
+                "prompt": [{"type": "audio", "data": "AA==", "mimeType": "audio/x-unknown"}],
             },
         )
-        assert image["error"]["code"] == -32602
+        assert media["error"]["code"] == -32602
         missing = await ed.request("session/new", {"mcpServers": []})
         assert missing["error"]["code"] == -32602
         assert missing["error"]["data"]["errors"][0]["field"] == "cwd"

@@ -63,7 +63,7 @@ def model_values(options: list[dict[str, Any]]) -> list[str]:
 @pytest.mark.parametrize("kind", sorted(LISTS))
 async def test_the_picker_lists_the_servers_models(tmp_path: Path, kind: str) -> None:
     provider_type, path, listing = LISTS[kind]
-    async with LoopbackServer([json_reply(200, listing)]) as server:
+    async with LoopbackServer([], models=json_reply(200, listing)) as server:
         options = HttpProviderOptions("mine", base_url=server.base_url, api_key="k")
         fetched = anyio.Event()
         real = model_lister(lambda key: provider_type(options), lambda: "k")
@@ -97,7 +97,8 @@ async def test_the_picker_lists_the_servers_models(tmp_path: Path, kind: str) ->
             )
             (model,) = [o for o in chosen["configOptions"] if o["id"] == "model"]
             assert model["currentValue"] == LISTED[kind][1]
-        (request,) = server.requests
+        assert server.requests == []
+        (request,) = server.model_requests
     assert request.method == "GET"
     assert request.path.split("?")[0] == path
     key_header = {"openai": "authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
@@ -107,7 +108,7 @@ async def test_the_picker_lists_the_servers_models(tmp_path: Path, kind: str) ->
 @pytest.mark.requirement("PICK-002")
 @pytest.mark.parametrize("status", [404, 500])
 async def test_a_failed_fetch_keeps_the_configured_models(status: int) -> None:
-    async with LoopbackServer([json_reply(status, {"error": "no"})]) as server:
+    async with LoopbackServer([], models=json_reply(status, {"error": "no"})) as server:
         options = HttpProviderOptions("mine", base_url=server.base_url, api_key="k")
         lister = model_lister(lambda key: OpenAIProvider(options), lambda: "k")
         sent: list[object] = []
@@ -122,7 +123,7 @@ async def test_a_failed_fetch_keeps_the_configured_models(status: int) -> None:
             models.start(Peer(), lambda: {"s": []})  # type: ignore[arg-type]  # once only
         assert models.models == ("mine", "other")
         assert sent == []
-        assert len(server.requests) == 1
+        assert len(server.model_requests) == 1
 
 
 @pytest.mark.requirement("PICK-002")
@@ -137,12 +138,16 @@ async def test_an_unreachable_server_keeps_the_configured_models() -> None:
 
 
 @pytest.mark.requirement("PICK-001")
+@pytest.mark.requirement("PICK-003")
 def test_the_fetch_is_the_fetch_models_setting(tmp_path: Path) -> None:
     from acp_bridge.cli._run import build_config
     from acp_bridge.cli._settings import resolve
 
     flags = {"provider": "openai", "base_url": "http://127.0.0.1:9", "state_dir": str(tmp_path)}
-    assert build_config(resolve(flags, {}, "/dev/null")).list_models is None
+    # On by default (PICK-001); `no` makes no request beyond the model calls.
+    assert build_config(resolve(flags, {}, "/dev/null")).list_models is not None
+    declined = resolve({**flags, "fetch_models": "no"}, {}, "/dev/null")
+    assert build_config(declined).list_models is None
     chosen = resolve({**flags, "fetch_models": "yes"}, {}, "/dev/null")
     assert build_config(chosen).list_models is not None
     scripted = resolve({"fetch_models": "yes", "state_dir": str(tmp_path)}, {}, "/dev/null")

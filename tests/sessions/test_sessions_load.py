@@ -12,7 +12,14 @@ from acp_bridge.client import RetryNotice
 
 pytestmark = pytest.mark.anyio
 
-REPLAY_KINDS = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call"}
+# The scripted model reports usage: the last usage_update closes the replay (USAGE-006).
+REPLAY_KINDS = {
+    "user_message_chunk",
+    "agent_message_chunk",
+    "agent_thought_chunk",
+    "tool_call",
+    "usage_update",
+}
 
 
 def _workspace(tmp_path: Path) -> Path:

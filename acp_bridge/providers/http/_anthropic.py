@@ -112,6 +112,15 @@ def _blocks(message: Message) -> list[JsonValue]:
             }
             for image in message.images
         )
+        # Anthropic takes no audio (AUDIO-003): a clip journaled under another provider
+        # is named, never sent as a block the API would refuse.
+        blocks.extend(
+            {
+                "type": "text",
+                "text": f"[audio clip ({clip.mime_type}) omitted: this model takes no audio]",
+            }
+            for clip in message.audio
+        )
         return blocks
     if isinstance(message, AssistantTurn):
         return _assistant_blocks(message)

@@ -131,7 +131,7 @@ def _parts(message: Message, ids: tuple[bool, ...] | None) -> list[JsonValue]:
         user: list[JsonValue] = [{"text": part} for part in message.parts if part]
         user.extend(
             {"inlineData": {"mimeType": image.mime_type, "data": image.data}}
-            for image in message.images
+            for image in (*message.images, *message.audio)  # AUDIO-002: audio inline too
         )
         return user
     if isinstance(message, AssistantTurn):

@@ -20,6 +20,7 @@ from acp_bridge.providers._conversation import (
     ToolResults,
     UserTurn,
 )
+from acp_bridge.providers._modalities import audio_format
 from acp_bridge.providers._reasoning import DEFAULT_LEVEL
 from acp_bridge.providers._vision import text_only_model
 from acp_bridge.providers.http._fragments import FragmentCache, Fragments, dumps, encode_body
@@ -150,12 +151,20 @@ def _body(
 
 
 def _user_content(turn: UserTurn) -> JsonValue:
-    if len(turn.parts) == 1 and not turn.images:
+    if len(turn.parts) == 1 and not turn.images and not turn.audio:
         return turn.parts[0]
     content: list[JsonValue] = [{"type": "text", "text": part} for part in turn.parts]
     content.extend(
         {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
         for image in turn.images
+    )
+    # AUDIO-002: Chat Completions audio input, `format` "wav" or "mp3".
+    content.extend(
+        {
+            "type": "input_audio",
+            "input_audio": {"data": clip.data, "format": audio_format(clip.mime_type)},
+        }
+        for clip in turn.audio
     )
     return content
 

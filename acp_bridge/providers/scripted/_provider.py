@@ -137,6 +137,9 @@ class ScriptedProvider:
             if user.images:  # SCRIPT-IMAGE: the scripted model takes images and says so
                 count = len(user.images)
                 text = f"{text} [{count} image{'s' if count != 1 else ''} attached]".strip()
+            if user.audio:  # AUDIO-002: and audio clips
+                count = len(user.audio)
+                text = f"{text} [{count} audio clip{'s' if count != 1 else ''} attached]".strip()
         script, prompt = self.default_script, text
         command = _SLASH_COMMAND.match(text)
         if command is not None and command.group(1) in self.available_scripts():
