@@ -81,7 +81,7 @@ class SessionLifecycle:
             "modes": conn.modes_wire(session),
             "configOptions": conn.config_options_wire(session),
         }
-        conn.mcp.start(session.session_id, mcp_servers, cwd)  # MCP-LIFE-001
+        conn.mcp.start(session.session_id, mcp_servers, session.roots)  # MCP-LIFE-001
         return Reply(response, self._announcer(session.session_id))
 
     def _announcer(self, session_id: str) -> Callable[[], Awaitable[None]]:
@@ -124,7 +124,7 @@ class SessionLifecycle:
         response = response_type(
             modes=conn.modes(session), config_options=conn.config_options(session)
         )
-        conn.mcp.start(session.session_id, request.mcp_servers, session.cwd)
+        conn.mcp.start(session.session_id, request.mcp_servers, session.roots)
         return Reply(acp.to_wire(response), self._announcer(session.session_id))
 
     async def _open(

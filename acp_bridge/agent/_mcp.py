@@ -34,7 +34,8 @@ __all__ = ["McpSessions", "server_spec"]
 _log = logging.getLogger("acp_bridge.agent")
 
 
-def server_spec(server: acp.McpServer, cwd: Path) -> ServerSpec:
+def server_spec(server: acp.McpServer, roots: Sequence[Path]) -> ServerSpec:
+    """`roots`: the session's cwd, then its additional directories (MCP-ROOTS-001)."""
     if isinstance(server, acp.McpServerStdio):
         return ServerSpec(
             name=server.name,
@@ -42,7 +43,8 @@ def server_spec(server: acp.McpServer, cwd: Path) -> ServerSpec:
             command=server.command,
             args=tuple(server.args),
             env=tuple((e.name, e.value) for e in server.env),
-            cwd=str(cwd),
+            cwd=str(roots[0]),
+            roots=tuple(str(root) for root in roots),
         )
     return ServerSpec(
         name=server.name,
@@ -77,7 +79,9 @@ class McpSessions:
         if event is not None:
             event.set()
 
-    def start(self, session_id: str, servers: Sequence[acp.McpServer], cwd: Path) -> None:
+    def start(
+        self, session_id: str, servers: Sequence[acp.McpServer], roots: Sequence[Path]
+    ) -> None:
         self.stop(session_id)
         if not servers:
             return
@@ -100,7 +104,7 @@ class McpSessions:
             except Exception:  # the editor went away: the log has it already
                 _log.debug("could not send a notice to %s", session_id)
 
-        group = SessionServers([server_spec(s, cwd) for s in servers], report, self._limits)
+        group = SessionServers([server_spec(s, roots) for s in servers], report, self._limits)
         self._sessions[session_id] = group
         self._background.start_soon(group.run, announced)  # once the response is written
 

@@ -51,6 +51,7 @@ class ServerSpec:
     url: str = ""
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     cwd: str | None = None
+    roots: tuple[str, ...] = ()  # absolute directories answered to roots/list (stdio only)
 
 
 class ServerConnection:
@@ -120,6 +121,9 @@ class ServerConnection:
                 cache=None,  # tools/list_changed must always reach the server
                 message_handler=self._on_message,
                 client_info=_client_info(),
+                # MCP-ROOTS-001: a local server is told the session's directories; sampling
+                # and elicitation are refused by the SDK (MCP-SERVER-REQ-001).
+                list_roots_callback=_roots_answer(self.spec.roots) if self._roots else None,
             )
             await stack.enter_async_context(client)
             self._client = client
@@ -132,6 +136,10 @@ class ServerConnection:
                 inner.start_soon(self._relist_on_change)
                 await self._stop.wait()
                 inner.cancel_scope.cancel()
+
+    @property
+    def _roots(self) -> bool:
+        return self.spec.transport == "stdio" and bool(self.spec.roots)
 
     def _transport(self) -> Any:
         spec = self.spec
@@ -259,6 +267,22 @@ class ServerConnection:
                 f"The {self._label} answered with a malformed result.", may_have_changed=True
             ) from None
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _roots_answer(roots: tuple[str, ...]) -> Any:
+    """The `roots/list` callback: the session's directories as `file://` roots, cwd first."""
+    from pathlib import Path
+
+    from mcp_types import ListRootsResult, Root
+
+    answer = ListRootsResult(
+        roots=[Root(uri=Path(root).as_uri(), name=Path(root).name or root) for root in roots]
+    )
+
+    async def list_roots(context: Any) -> Any:
+        return answer
+
+    return list_roots
 
 
 def _client_info() -> Any:

@@ -5,7 +5,9 @@ test counts what reached the server. Tools: refund (a side effect), echo (readOn
 (an isError result), crash (the process exits mid-call), hang (never answers), malformed (answers
 with a result that is not a CallToolResult), add_tool (a new tool and tools/list_changed),
 spawn_child (a grandchild process, for the orphan checks), snapshot (a side effect answering
-with text, a PNG image and a binary resource).
+with text, a PNG image and a binary resource), and ask_client (sends the client a
+sampling/createMessage, elicitation/create or roots/list request and answers with what came
+back: the roots as JSON, or the MCP error's code and message).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import anyio
 from mcp.server import stdio as stdio_transport
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     BlobResourceContents,
     EmbeddedResource,
     ImageContent,
+    SamplingMessage,
     TextContent,
     ToolAnnotations,
 )
@@ -95,6 +99,28 @@ def snapshot(name: str) -> list[TextContent | ImageContent | EmbeddedResource]:
         ImageContent(type="image", data=base64.b64encode(PNG).decode(), mimeType="image/png"),
         EmbeddedResource(type="resource", resource=blob),
     ]
+
+
+@server.tool(
+    description="Sends the client a request; says what came back.",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+async def ask_client(request: str, ctx: Context) -> str:
+    _log("ask_client", request=request)
+    session = ctx.request_context.session
+    try:
+        if request == "sampling":
+            message = SamplingMessage(role="user", content=TextContent(type="text", text="hi"))
+            await session.create_message([message], max_tokens=10)
+        elif request == "elicitation":
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            await session.elicit_form("Your name?", schema)
+        else:
+            listed = await session.list_roots()
+            return json.dumps([{"uri": str(r.uri), "name": r.name} for r in listed.roots])
+    except MCPError as error:
+        return f"error {error.code}: {error.message}"
+    return "answered"
 
 
 def late(text: str) -> str:

@@ -5,8 +5,10 @@ running (module scope); the crash gets its own.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -139,3 +141,37 @@ async def test_a_crash_mid_call_is_an_unknown_outcome_and_the_server_is_dropped(
             ("error", "MCP server 'crashy' stopped during a call (it crashed or exited)")
         ]
     assert [c["tool"] for c in calls(log)] == ["started", "crash"]
+
+
+@pytest.mark.requirement("MCP-SERVER-REQ-001")
+@pytest.mark.parametrize(
+    ("request_kind", "answer"),
+    [
+        ("sampling", "error -32600: Sampling not supported"),
+        ("elicitation", "error -32600: Elicitation not supported"),
+        ("roots", "error -32600: List roots not supported"),  # no roots given: refused too
+    ],
+)
+async def test_server_requests_the_bridge_does_not_take_get_mcp_errors(
+    shared: Servers, request_kind: str, answer: str
+) -> None:
+    outcome = await shared.tool("ask_client").run({"request": request_kind}, CTX)
+    assert outcome.for_model == answer  # the exact error the server received
+    outcome = await shared.tool("echo").run({"text": "still here"}, CTX)  # it carries on
+    assert outcome.for_model == "still here"
+
+
+@pytest.mark.requirement("MCP-ROOTS-001")
+async def test_roots_list_is_answered_with_the_sessions_directories(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    work, extra = tmp_path / "work space", tmp_path / "docs"
+    spec = replace(_spec(log, "rooted"), cwd=str(work), roots=(str(work), str(extra)))
+    work.mkdir()
+    async for servers in _started([spec], log):
+        outcome = await servers.tool("ask_client").run({"request": "roots"}, CTX)
+        sampling = await servers.tool("ask_client").run({"request": "sampling"}, CTX)
+    assert json.loads(outcome.for_model) == [
+        {"uri": work.as_uri(), "name": "work space"},
+        {"uri": extra.as_uri(), "name": "docs"},
+    ]
+    assert sampling.for_model == "error -32600: Sampling not supported"

@@ -19,7 +19,7 @@ import pytest
 from bridge import running_bridge, scripted_config
 from daily.test_daily_instructions import PROVIDERS
 from loopback_http import LoopbackServer, sse, sse_reply
-from mcp_tests.mcpkit import MCP_WAIT, npm_servers
+from mcp_tests.mcpkit import MCP_WAIT, RecordingProvider, npm_servers
 
 from acp_bridge.providers.http import HttpProviderOptions
 
@@ -152,3 +152,50 @@ async def test_an_mcp_image_reaches_the_editor_and_each_provider(tmp_path: Path,
             assert reply["result"]["stopReason"] == "end_turn"
         third = loopback.requests[2].json()
         assert tool_images(kind, third) == [("image/png", image["data"])]
+
+
+@pytest.mark.requirement("MCP-ROOTS-001")
+async def test_server_filesystem_is_confined_to_the_sessions_roots(tmp_path: Path) -> None:
+    """server-filesystem started without directories takes the client's roots: the session's
+    cwd and additional directories, and nothing else."""
+    work, docs = tmp_path / "work", tmp_path / "docs"
+    work.mkdir()
+    docs.mkdir()
+    (work / "hello.txt").write_text("hello from the workspace\n")
+    (docs / "guide.md").write_text("# guide\n")
+    (tmp_path / "secret.txt").write_text("outside\n")
+    read = "mcp__files__read_text_file"
+    script = {
+        "name": "roots",
+        "description": "reads inside and outside the session's roots",
+        "calls": [
+            {
+                "attempts": [
+                    [
+                        {"tool_call": read, "arguments": {"path": str(work / "hello.txt")}},
+                        {"tool_call": read, "arguments": {"path": str(docs / "guide.md")}},
+                        {"tool_call": read, "arguments": {"path": str(tmp_path / "secret.txt")}},
+                        {"finish": "auto"},
+                    ]
+                ]
+            },
+            {"attempts": [[{"text": "Read."}, {"finish": "stop"}]]},
+        ],
+    }
+    provider = RecordingProvider(script)
+    node = shutil.which("node")
+    assert node is not None
+    entry = npm_servers() / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    files = {"name": "files", "command": node, "args": [str(entry)], "env": []}
+    config = scripted_config(tmp_path / "s", provider)
+    async with running_bridge(config, wait=MCP_WAIT) as ed:
+        await ed.initialize()
+        params = {"cwd": str(work), "additionalDirectories": [str(docs)], "mcpServers": [files]}
+        session = (await ed.call("session/new", params))["sessionId"]
+        reply = await ed.prompt(session, "read them")
+        assert reply["result"]["stopReason"] == "end_turn"
+    (hello, guide, secret) = provider.tool_results()
+    assert hello[1].strip() == "hello from the workspace"
+    assert guide[1].strip() == "# guide"
+    assert secret[2] is True  # outside every root: refused by the server
+    assert "outside\n" not in secret[1]
