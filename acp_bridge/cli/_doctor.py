@@ -3,20 +3,19 @@
 Checks, in order (spec/configuration.md, CONF-DOCTOR-001): the configuration resolves; the
 provider has a key (or needs none); the provider answers its model list (or exactly why not:
 DNS, refused, TLS, 401, 404 with the URL asked and the likely fix); the state directory is a
-writable folder with free space; the trace file opens; the commands of configured servers
-(MCP) are on PATH. More checks plug in with `register_check`. Lines go to stdout: doctor is
-run by a person in a terminal, never by an editor.
+writable folder with free space; the trace file opens; the MCP SDK is installed (the MCP
+servers themselves are the editor's, per session: MCP-DOCTOR-001). More checks plug in with
+`register_check`. Lines go to stdout: doctor is run by a person in a terminal, never by an editor.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from acp_bridge.cli._settings import BridgeSettings, SettingsError
 
@@ -137,23 +136,29 @@ def _trace(settings: BridgeSettings) -> Iterable[Check]:
     yield Check("trace", True, f"{settings.trace} can be appended to")
 
 
-def _server_commands(settings: BridgeSettings) -> Iterable[Check]:
-    """The commands of configured stdio servers (MCP) are found on PATH."""
-    servers: Any = getattr(settings, "mcp_servers", None) or ()
-    if isinstance(servers, dict):
-        servers = [{"name": k, **v} for k, v in servers.items() if isinstance(v, dict)]
-    for server in servers:
-        get = server.get if isinstance(server, dict) else lambda k, s=server: getattr(s, k, None)
-        command, name = get("command"), get("name") or "server"
-        if not command:
-            continue
-        found = shutil.which(str(command))
-        if found:
-            yield Check(f"mcp {name}", True, f"{command} is {found}")
-        else:
-            yield Check(
-                f"mcp {name}", False, f"{command!r} is not on PATH: install it or fix its command"
-            )
+def _mcp(settings: BridgeSettings) -> Iterable[Check]:
+    """MCP-DOCTOR-001: what doctor can know about MCP. The servers come from the editor, per
+    session (`mcpServers`), and there is no setting for servers of the user's own, so the
+    check is the client itself: the MCP SDK a session needs is installed (found, not
+    imported: importing it costs seconds)."""
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        yield Check(
+            "mcp",
+            False,
+            "the MCP SDK (`mcp`) is not installed, so no session can connect the editor's MCP "
+            "servers: reinstall acp-bridge-agent (it depends on mcp)",
+        )
+        return
+    version = importlib.metadata.version("mcp")
+    yield Check(
+        "mcp",
+        True,
+        f"MCP SDK {version} installed; the servers are the ones your editor passes for each "
+        "session (mcpServers), so there are none to check here",
+    )
 
 
 _BUILT_IN: tuple[CheckFn, ...] = (_configuration, _key, _provider, _state, _trace)
@@ -161,7 +166,7 @@ _BUILT_IN: tuple[CheckFn, ...] = (_configuration, _key, _provider, _state, _trac
 
 def run_checks(settings: BridgeSettings) -> list[Check]:
     checks: list[Check] = []
-    for check in (*_BUILT_IN, _server_commands, *_EXTRA):
+    for check in (*_BUILT_IN, _mcp, *_EXTRA):
         checks.extend(check(settings))
     return checks
 

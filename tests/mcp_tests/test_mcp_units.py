@@ -229,3 +229,26 @@ async def test_a_malformed_result_fails_the_call_as_one_that_may_have_acted(resu
     with pytest.raises(ToolError, match="shop: refund returned a malformed result") as raised:
         await McpTool(info, _Answers(result), 1000).run({}, ToolContext("s", Path("/"), ()))
     assert raised.value.may_have_changed is True  # final: never run again (EFFECT-FINAL-001)
+
+
+@pytest.mark.requirement("MCP-DOCTOR-001")
+def test_doctor_says_what_it_checks_of_mcp(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+    import importlib.util
+
+    from acp_bridge.cli._doctor import _mcp
+
+    (check,) = _mcp(None)  # type: ignore[arg-type]  # settings are not read
+    assert check.ok
+    version = importlib.metadata.version("mcp")
+    assert check.render() == (
+        f"ok    mcp: MCP SDK {version} installed; the servers are the ones your editor passes "
+        "for each session (mcpServers), so there are none to check here"
+    )
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    (missing,) = _mcp(None)  # type: ignore[arg-type]
+    assert not missing.ok
+    assert "reinstall acp-bridge-agent (it depends on mcp)" in missing.line
