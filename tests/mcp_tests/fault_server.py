@@ -16,6 +16,7 @@ import base64
 import json
 import os
 import subprocess
+from typing import Literal
 
 import anyio
 from mcp.server import stdio as stdio_transport
@@ -30,6 +31,7 @@ from mcp_types import (
     TextContent,
     ToolAnnotations,
 )
+from pydantic import BaseModel, Field
 
 server = MCPServer("fault-server")
 LOG = os.environ.get("FAULT_SERVER_LOG")
@@ -121,6 +123,20 @@ async def ask_client(request: str, ctx: Context) -> str:
     except MCPError as error:
         return f"error {error.code}: {error.message}"
     return "answered"
+
+
+class Item(BaseModel):
+    sku: str = Field(pattern=r"^[A-Z]{3}-[0-9]+$", description="Stock code")
+    qty: int = Field(ge=1, le=99, description="How many")
+
+
+@server.tool(
+    description="Prices an order (a schema with $defs, anyOf null, const, pattern).",
+    annotations=ToolAnnotations(readOnlyHint=True),
+)
+def price(items: list[Item], note: str | None = None, speed: Literal["fast"] = "fast") -> str:
+    _log("price", count=len(items))
+    return f"{sum(i.qty for i in items)} item(s), {speed}"
 
 
 def late(text: str) -> str:

@@ -33,6 +33,7 @@ from acp_bridge.providers.http._fragments import (
 from acp_bridge.providers.http._media import ANTHROPIC_MEDIA, taken
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
+from acp_bridge.providers.http._schemas import for_anthropic
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
 __all__ = [
@@ -149,7 +150,11 @@ def _body(
         body["system"] = request.system
     if request.tools:
         body["tools"] = [
-            {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": for_anthropic(tool.parameters),
+            }
             for tool in request.tools
         ]
     if budget:

@@ -38,6 +38,7 @@ from acp_bridge.providers.http._gemini_stream import GeminiStreamDecoder
 from acp_bridge.providers.http._media import GEMINI_AUDIO, GEMINI_MEDIA, taken
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
+from acp_bridge.providers.http._schemas import for_gemini
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
 __all__ = [
@@ -169,7 +170,7 @@ def _body(
                     {
                         "name": tool.name,
                         "description": tool.description,
-                        "parametersJsonSchema": tool.parameters,
+                        "parametersJsonSchema": for_gemini(tool.parameters),
                     }
                     for tool in request.tools
                 ]

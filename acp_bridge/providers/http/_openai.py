@@ -28,6 +28,7 @@ from acp_bridge.providers.http._media import OPENAI_MEDIA, taken
 from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._provider import HttpModelProvider
+from acp_bridge.providers.http._schemas import for_openai
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
 __all__ = [
@@ -138,7 +139,7 @@ def _body(
                 "function": {
                     "name": tool.name,
                     "description": tool.description,
-                    "parameters": tool.parameters,
+                    "parameters": for_openai(tool.parameters),
                 },
             }
             for tool in request.tools
