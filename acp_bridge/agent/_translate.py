@@ -63,19 +63,25 @@ def _location(item: Location) -> acp.ToolCallLocation:
 
 
 def tool_call_fields(update: ToolCallShown) -> acp.ToolCallUpdate:
-    """The `toolCall` of a permission request: the call as it was shown."""
-    return acp.ToolCallUpdate(**_shown_fields(update))
+    """The `toolCall` of a permission request: the call as it was shown, but its content.
+
+    The call's `tool_call` (with the diff) is on the wire before the gate asks, and the
+    request's `toolCall` is an update that merges into it, so the diff is not sent twice
+    (PERF-BIG-001).
+    """
+    return acp.ToolCallUpdate(**_shown_fields(update, with_content=False))
 
 
-def _shown_fields(update: ToolCallShown) -> dict[str, Any]:
+def _shown_fields(update: ToolCallShown, *, with_content: bool = True) -> dict[str, Any]:
     fields: dict[str, Any] = {
         "tool_call_id": update.tool_call_id,
         "title": update.title,
         "kind": acp.ToolKind(update.kind.value),
         "status": acp.ToolCallStatus(update.status.value),
-        "content": [_content(c) for c in update.content],
         "locations": [_location(loc) for loc in update.locations],
     }
+    if with_content:
+        fields["content"] = [_content(c) for c in update.content]
     if update.raw_input is not None:
         fields["raw_input"] = update.raw_input
     return fields

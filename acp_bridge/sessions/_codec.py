@@ -33,6 +33,8 @@ from acp_bridge.tools import (
     TerminalContent,
     TextContent,
     ToolContent,
+    diff_from_stored,
+    diff_to_stored,
     media_from_json,
     media_to_json,
 )
@@ -151,14 +153,7 @@ def content_to_json(content: Iterable[ToolContent]) -> list[JsonValue]:
         if isinstance(item, TextContent):
             out.append({"type": "text", "text": item.text})
         elif isinstance(item, DiffContent):
-            out.append(
-                {
-                    "type": "diff",
-                    "path": item.path,
-                    "newText": item.new_text,
-                    "oldText": item.old_text,
-                }
-            )
+            out.append(diff_to_stored(item))  # a large file's diff by its hashes (PERF-BIG-002)
         elif isinstance(item, MediaContent):
             out.append(media_to_json(item))
         else:
@@ -173,7 +168,7 @@ def content_from_json(data: Any) -> tuple[ToolContent, ...]:
         if kind == "text":
             out.append(TextContent(str(item["text"])))
         elif kind == "diff":
-            out.append(DiffContent(str(item["path"]), str(item["newText"]), item.get("oldText")))
+            out.append(diff_from_stored(item))
         elif kind == "terminal":
             out.append(TerminalContent(str(item["terminalId"])))
         elif kind == "media":

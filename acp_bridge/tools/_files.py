@@ -2,7 +2,10 @@
 
 `read_file {path, line?, limit?}` returns the file's text (from the editor's buffer when the
 client can read files), optionally from a 1-based `line` for `limit` lines; more than
-`ToolLimits.read_bytes` is cut with a marker that says where to continue.
+`ToolLimits.read_bytes` is cut with a marker that says where to continue. Through the editor,
+without a `limit`, only `ToolLimits.read_lines` lines are asked for (`fs/read_text_file`
+takes `line`/`limit`, not bytes), so a huge file is never sent whole to be cut; the model is
+told exactly which lines it got and where to continue (PERF-BIG-003).
 `write_file {path, content}` replaces or creates the file, creating missing parent
 directories; its preview carries the diff (old text None for a new file) the user approves.
 Writing the same content twice leaves the same file: the tool is idempotent by nature.
@@ -24,7 +27,7 @@ from acp_bridge.tools._base import (
     ToolOutcome,
     ToolPreview,
 )
-from acp_bridge.tools._fs import read_existing, read_text, write_text
+from acp_bridge.tools._fs import editor_for_read, read_existing, read_text, write_text
 from acp_bridge.tools._paths import resolve_path
 from acp_bridge.tools._text import ToolLimits, truncate_head, truncation_marker
 
@@ -111,16 +114,30 @@ class ReadFile:
         where = resolve_path(required_str(arguments, "path"), ctx)
         line = optional_int(arguments, "line", minimum=1)
         limit = optional_int(arguments, "limit", minimum=1)
+        bounded = limit is None and editor_for_read(ctx) is not None
+        if bounded:  # PERF-BIG-003: ask the editor for a page, one line more to see the rest
+            limit = self.limits.read_lines + 1
         text = await read_text(
             ctx, where, max_bytes=self.limits.max_file_bytes, line=line, limit=limit
         )
+        total: int | None = None  # the file's lines, when the whole file was read
+        more = False
+        if bounded:
+            text, more = _first_lines(text, self.limits.read_lines)
+        elif editor_for_read(ctx) is None and line is None and limit is None:
+            total = _line_count(text)
         kept, omitted = truncate_head(text, self.limits.read_bytes)
-        if omitted:
-            next_line = (line or 1) + kept.count("\n")
-            separator = "" if kept.endswith("\n") else "\n"
+        first = line or 1
+        if omitted or more:
+            shown = kept.count("\n")
+            last = first + shown - (0 if kept.endswith("\n") or not kept else -1) - 1
+            of = f" of {total}" if total is not None else ""
+            goes_on = "" if total is not None else "; the file goes on"
+            separator = "" if kept.endswith("\n") or not kept else "\n"
+            marker = f"{truncation_marker(omitted)}\n" if omitted else ""
             for_model = (
-                f"{kept}{separator}{truncation_marker(omitted)}\n"
-                f"Continue with read_file line={next_line}."
+                f"{kept}{separator}{marker}Lines {first}-{last}{of} shown{goes_on}. "
+                f"Continue with read_file line={first + shown}."
             )
         elif not text:
             for_model = "(empty file)" if line is None else f"(no lines from line {line})"
@@ -132,9 +149,19 @@ class ReadFile:
             raw_output={
                 "path": str(where.path),
                 "bytes": len(text.encode("utf-8")),
-                "truncated": omitted > 0,
+                "truncated": omitted > 0 or more,
             },
         )
+
+
+def _first_lines(text: str, count: int) -> tuple[str, bool]:
+    """The first `count` lines of `text`, and whether anything follows them."""
+    end = -1
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end == -1:
+            return text, False
+    return text[: end + 1], end + 1 < len(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,7 +119,7 @@ async def write_text(ctx: ToolContext, where: WorkspacePath, content: str) -> No
     """Write `content` (creating missing parent directories), through the editor when it can."""
     editor = editor_for_write(ctx)
     if editor is None:
-        await anyio.to_thread.run_sync(write_local, where, content.encode("utf-8"))
+        await anyio.to_thread.run_sync(write_local, where, content)
         return
     await anyio.to_thread.run_sync(ensure_parents, where)
     await anyio.to_thread.run_sync(probe_local, where, "written")

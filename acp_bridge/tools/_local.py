@@ -39,6 +39,7 @@ __all__ = ["ensure_parents", "list_local", "probe_local", "read_local", "write_l
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_SLICE = 1 << 20  # characters encoded at a time when writing
 _CHANGED = "it changed after the path was checked; nothing was {}"
 
 
@@ -218,20 +219,21 @@ def ensure_parents(where: WorkspacePath) -> None:
     os.close(_walk(where, max(len(parts) - 1, 0), action="written", create=True))
 
 
-def _write_new(parent: int, temp: str, data: bytes, mode: int | None) -> None:
+def _write_new(parent: int, temp: str, text: str, mode: int | None) -> None:
     fd = os.open(temp, _TEMP_FLAGS, 0o666 if mode is None else mode, dir_fd=parent)
     try:
         if mode is not None:
             os.fchmod(fd, mode)  # exactly the old bits, whatever the umask
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        for start in range(0, len(text), _SLICE):  # encoded a slice at a time: no second copy
+            view = memoryview(text[start : start + _SLICE].encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
 
-def write_local(where: WorkspacePath, data: bytes) -> None:
-    """Replace (or create) the file with `data` atomically (WS-WRITE-001, WS-LINK-001)."""
+def write_local(where: WorkspacePath, text: str) -> None:
+    """Replace (or create) the file with `text` atomically (WS-WRITE-001, WS-LINK-001)."""
     parts = _parts(where)
     if not parts:
         raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
@@ -240,7 +242,7 @@ def write_local(where: WorkspacePath, data: bytes) -> None:
     temp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     renamed = False
     try:
-        _write_new(parent, temp, data, _existing_mode(where, parent, name))
+        _write_new(parent, temp, text, _existing_mode(where, parent, name))
         os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         renamed = True
     except OSError as error:

@@ -18,6 +18,8 @@ class ToolLimits:
 
     Attributes:
         read_bytes: text of one `read_file` shown to the model.
+        read_lines: lines of one `read_file` asked of the editor when the model gave no
+            `limit`, so a huge file is not sent whole to be cut (PERF-BIG-003).
         model_output_bytes: command output and search results shown to the model.
         max_file_bytes: the largest file read or edited from the local disk.
         command_capture_bytes: command output kept in memory (head and tail) and the
@@ -29,6 +31,7 @@ class ToolLimits:
     """
 
     read_bytes: int = 100_000
+    read_lines: int = 2_000
     model_output_bytes: int = 30_000
     max_file_bytes: int = 10_000_000
     command_capture_bytes: int = 1_000_000

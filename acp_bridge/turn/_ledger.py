@@ -35,6 +35,7 @@ from acp_bridge.tools._base import (
     ToolOutcome,
 )
 from acp_bridge.tools._media import media_from_json, media_to_json
+from acp_bridge.tools._stored import diff_from_stored, diff_to_stored
 from acp_bridge.turn._effects import EffectKey
 from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
 
@@ -300,12 +301,7 @@ def _content_to_json(content: ToolContent) -> dict[str, JsonValue]:
     if isinstance(content, TextContent):
         return {"type": "text", "text": content.text}
     if isinstance(content, DiffContent):
-        return {
-            "type": "diff",
-            "path": content.path,
-            "newText": content.new_text,
-            "oldText": content.old_text,
-        }
+        return diff_to_stored(content)  # a large file's diff by its hashes (PERF-BIG-002)
     if isinstance(content, MediaContent):
         return media_to_json(content)
     return {"type": "terminal", "terminalId": content.terminal_id}
@@ -316,7 +312,7 @@ def _content_from_json(data: Any) -> ToolContent:
     if kind == "text":
         return TextContent(data["text"])
     if kind == "diff":
-        return DiffContent(data["path"], data["newText"], data.get("oldText"))
+        return diff_from_stored(data)
     if kind == "media":
         return media_from_json(data)
     return TerminalContent(data["terminalId"])

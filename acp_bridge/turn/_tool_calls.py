@@ -278,9 +278,12 @@ class ToolCallBatch:
         # The result is kept before the update is sent: a cancel now cannot lose it.
         self.results.append(_result(call, outcome))
         self._record(call, shown, status, key, ran=True, asked=decision.asked)
+        # Updates merge: content equal to what the call showed is not sent again (a 10 MB
+        # edit's diff goes out once, PERF-BIG-001).
+        content = None if outcome.content == shown.content else outcome.content
         await self.sink.send_update(
             ToolCallChanged(
-                tool_call_id, status=status, content=outcome.content, raw_output=outcome.raw_output
+                tool_call_id, status=status, content=content, raw_output=outcome.raw_output
             )
         )
         if outcome.plan is not None:  # PLAN-001: the planning tool's list, shown as a plan

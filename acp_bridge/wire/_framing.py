@@ -183,8 +183,8 @@ def encode(value: JsonValue) -> bytes:
     lone surrogates (legal in Python, not in UTF-8) fall back to ASCII escapes.
     """
     text = _encoder.encode(value)
+    text += "\n"  # in place (one reference): a 20 MB line is not copied once more as bytes
     try:
-        data = text.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
-        data = _ascii_encoder.encode(value).encode("ascii")
-    return data + b"\n"
+        return (_ascii_encoder.encode(value) + "\n").encode("ascii")

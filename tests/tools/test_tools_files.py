@@ -147,7 +147,7 @@ async def test_long_read_is_truncated_with_a_marker_and_a_place_to_continue(
     assert marker.startswith("[... ")
     assert marker.endswith(" more bytes truncated ...]")
     assert int(marker.split()[1]) == len("".join(f"line {n}\n" for n in range(14, 1001)))
-    assert hint == "Continue with read_file line=14."
+    assert hint == "Lines 1-13 of 1000 shown. Continue with read_file line=14."
     assert outcome.raw_output == {
         "path": str(workspace / "big.txt"),
         "bytes": 8893,
