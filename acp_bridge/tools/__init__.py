@@ -36,11 +36,10 @@ from acp_bridge.tools._paths import WorkspacePath, resolve_path
 from acp_bridge.tools._plan import UpdatePlan, plan_entries, stored_plan
 from acp_bridge.tools._registry import ToolRegistry, default_tools
 from acp_bridge.tools._search import SearchFiles
-from acp_bridge.tools._stored import STORED_DIFF_CHARS, diff_from_stored, diff_to_stored
+from acp_bridge.tools._stored import diff_from_stored, diff_to_stored
 from acp_bridge.tools._text import ToolLimits
 
 __all__ = [
-    "STORED_DIFF_CHARS",
     "DiffContent",
     "EditFile",
     "EditPlan",

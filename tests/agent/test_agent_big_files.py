@@ -17,7 +17,7 @@ import pytest
 from bridge import running_bridge, scripted_config
 
 from acp_bridge.providers.scripted import ScriptedProvider, loads_script
-from acp_bridge.tools import STORED_DIFF_CHARS
+from acp_bridge.tools._stored import STORED_DIFF_CHARS
 
 pytestmark = pytest.mark.anyio
 

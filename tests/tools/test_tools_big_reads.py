@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from acp_bridge.tools import (
-    STORED_DIFF_CHARS,
     DiffContent,
     ReadFile,
     TextContent,
@@ -16,6 +15,7 @@ from acp_bridge.tools import (
     diff_from_stored,
     diff_to_stored,
 )
+from acp_bridge.tools._stored import STORED_DIFF_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -93,6 +93,7 @@ def test_a_large_diff_is_stored_by_its_hashes_and_read_back_as_what_changed() ->
     assert back.text.startswith(f"Changed /w/big.txt: {len(old)} bytes (sha256 ")
     assert back.text.endswith("The diff of a large file is not stored.")
     created = diff_from_stored(diff_to_stored(DiffContent("/w/new.txt", new)))
-    assert isinstance(created, TextContent) and created.text.startswith("Created /w/new.txt: ")
+    assert isinstance(created, TextContent)
+    assert created.text.startswith("Created /w/new.txt: ")
     small = DiffContent("/w/s.txt", "new\n", "old\n")
     assert diff_from_stored(diff_to_stored(small)) == small
