@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
+from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, TypeGuard
 
 import anyio
@@ -37,6 +38,7 @@ from acp_bridge.turn import (
     ToolCallShown,
     TurnUpdate,
 )
+from acp_bridge.wire import encode
 
 if TYPE_CHECKING:
     from acp_bridge import protocol as acp
@@ -49,6 +51,7 @@ __all__ = [
     "ChunkBuffer",
     "PeerTurnSink",
     "chunk_params",
+    "chunk_template",
     "send_session_update",
 ]
 
@@ -84,6 +87,17 @@ def chunk_params(session_id: str, chunk: AgentText | AgentThought) -> JsonObject
     if isinstance(chunk, AgentText) and chunk.reset is not None:
         update["_meta"] = chunk.reset.to_meta()
     return {"sessionId": session_id, "update": update}
+
+
+def chunk_template(session_id: str, chunk: AgentText | AgentThought) -> tuple[str, str]:
+    """The JSON-RPC line of a chunk of this message around its text, as (before, after):
+    `before + encode_basestring(text) + after` is exactly `encode` of the notification with
+    `chunk_params` (a test holds them equal), so a chunk costs one string escape."""
+    marker = "\x00text\x00"
+    params = chunk_params(session_id, type(chunk)(marker, chunk.message_id))
+    line = encode({"jsonrpc": "2.0", "method": "session/update", "params": params}).decode()
+    before, after = line.split(encode_basestring(marker), 1)
+    return before, after
 
 
 class ChunkBuffer:
@@ -154,6 +168,7 @@ class PeerTurnSink:
         self._session_id = session_id
         self._live = live or LiveUpdates("")
         self._buffer = ChunkBuffer(merge=merge)
+        self._templates: dict[tuple[type, str], tuple[str, str]] = {}
         self._wake = anyio.Event()
         self._idle = anyio.Event()
         self._idle.set()
@@ -218,7 +233,27 @@ class PeerTurnSink:
             raise self._failure
 
     async def _write_chunk(self, chunk: AgentText | AgentThought) -> None:
-        await self._peer.notify("session/update", chunk_params(self._session_id, chunk))
+        if isinstance(chunk, AgentText) and chunk.reset is not None:
+            await self._peer.notify("session/update", chunk_params(self._session_id, chunk))
+            return
+        key = (type(chunk), chunk.message_id)
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = chunk_template(self._session_id, chunk)
+        try:
+            line = (template[0] + encode_basestring(chunk.text) + template[1]).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: the general encoder escapes it
+            await self._peer.notify("session/update", chunk_params(self._session_id, chunk))
+            return
+        session_id = self._session_id
+        await self._peer.notify_encoded(
+            line,
+            lambda: {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": chunk_params(session_id, chunk),
+            },
+        )
 
     # -- TurnSink ------------------------------------------------------------------------
 

@@ -356,9 +356,20 @@ class JsonRpcPeer:
         except Exception as exc:  # a trace is a diagnostic: it never ends the connection
             _log.warning("could not trace a message (%s)", type(exc).__name__)
 
+    async def notify_encoded(self, line: bytes, message: Callable[[], JsonObject]) -> None:
+        """Writes a notification the caller encoded itself: `line` must be exactly
+        `encode(message())` (the per-chunk hot path keeps a template per message);
+        `message` is only called for the tracer."""
+        if self._trace is not None:
+            self._traced("out", message())
+        await self._write(line)
+
     async def _send(self, message: JsonObject) -> None:
         data = encode(message)
         self._traced("out", message)
+        await self._write(data)
+
+    async def _write(self, data: bytes) -> None:
         async with self._write_lock:
             try:
                 await self._transport.send(data)

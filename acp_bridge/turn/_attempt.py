@@ -110,6 +110,11 @@ class Attempt:
     # -- feeding -------------------------------------------------------------------------
 
     def feed(self, event: StreamEvent, seq: int) -> TaggedEvent:
+        """Accumulate one event and tag it (see `take`)."""
+        self.take(event)
+        return TaggedEvent(self.number, seq, event)
+
+    def take(self, event: StreamEvent) -> None:
         """Accumulate one event. A `Finish` completes the attempt (see `_complete`).
 
         Raises `ModelStreamError(MALFORMED_TOOL_CALL)` when the tool calls are inconsistent;
@@ -119,7 +124,12 @@ class Attempt:
             raise RuntimeError(f"attempt {self.number} is {self.state.value}; it takes no events")
         self.received_events = True
         self.event_count += 1
-        if isinstance(event, TextDelta):
+        if type(event) is TextDelta:  # the per-event hot path first, without calls
+            if self._thoughts:
+                self._thoughts[-1].closed = True
+            if event.text:
+                self._text.append(event.text)
+        elif isinstance(event, TextDelta):
             self._close_thought()
             if event.text:
                 self._text.append(event.text)
@@ -137,7 +147,6 @@ class Attempt:
             self.usage = event  # the last Usage of an attempt wins (providers report totals)
         elif isinstance(event, Finish):
             self._complete(event)
-        return TaggedEvent(self.number, seq, event)
 
     def _feed_thought(self, event: ThoughtDelta) -> None:
         if event.redacted_data is not None:
@@ -283,16 +292,25 @@ class ModelCall:
         return attempt
 
     def feed(self, event: StreamEvent) -> TaggedEvent:
-        tagged = self.current.feed(event, next(self._seq))
+        attempt = self.current
+        seq = next(self._seq)
+        self.accept(event, seq)
+        return TaggedEvent(attempt.number, seq, event)
+
+    def accept(self, event: StreamEvent, seq: int | None = None) -> None:
+        """`feed` without building the tag: the turn's per-event hot path."""
+        if seq is None:
+            seq = next(self._seq)
+        attempt = self.attempts[-1] if self.attempts else self.current
+        attempt.take(event)
         if logger.isEnabledFor(logging.DEBUG):  # per-event hot path: no formatting otherwise
             logger.debug(
                 "model call %d attempt %d seq %d: %s",
                 self.number,
-                tagged.attempt,
-                tagged.seq,
+                attempt.number,
+                seq,
                 type(event).__name__,
             )
-        return tagged
 
     @property
     def completed(self) -> Attempt | None:

@@ -185,7 +185,7 @@ class ModelCaller:
                     raise _outside_contract(exc, request.provider.name) from exc
                 if isinstance(event, _CHUNK_EVENTS) and not event.text.isascii():
                     event = repaired_chunk(event)  # TURN-TEXT-001: the last line of defence
-                call.feed(event)
+                call.accept(event)
                 if not isinstance(event, _NO_PROGRESS):
                     watch.seen += 1
                 if isinstance(event, _CHUNK_EVENTS):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from json.encoder import encode_basestring
+from typing import Any
 
 import anyio
 import pytest
@@ -10,10 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_bridge import protocol as acp
-from acp_bridge.agent._sink import ChunkBuffer, PeerTurnSink, chunk_params
+from acp_bridge.agent._sink import ChunkBuffer, PeerTurnSink, chunk_params, chunk_template
 from acp_bridge.agent._translate import update_model
 from acp_bridge.errors import PeerGone
 from acp_bridge.turn import AgentText, AgentThought, ResetMarker
+from acp_bridge.wire import encode
 
 pytestmark = pytest.mark.requirement("AGENT-ORDER-001")
 
@@ -34,6 +38,23 @@ chunks = st.one_of(
 def test_direct_chunk_params_equal_the_model_path(chunk: AgentText | AgentThought) -> None:
     slow = acp.to_wire(acp.SessionNotification(session_id="s", update=update_model(chunk)))
     assert chunk_params("s", chunk) == slow
+
+
+@pytest.mark.requirement("THRU-001")
+@given(chunks.filter(lambda c: not (isinstance(c, AgentText) and c.reset)), st.text())
+def test_a_chunk_template_line_equals_the_encoded_notification(
+    chunk: AgentText | AgentThought, session_id: str
+) -> None:
+    before, after = chunk_template(session_id, chunk)
+    line = before + encode_basestring(chunk.text) + after
+    params = chunk_params(session_id, chunk)
+    expected = encode({"jsonrpc": "2.0", "method": "session/update", "params": params})
+    try:
+        data = line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: the sink takes the general encoder
+        assert expected.isascii()  # which escapes it (ASCII fallback)
+    else:
+        assert data == expected
 
 
 @given(st.lists(chunks.filter(lambda c: not (isinstance(c, AgentText) and c.reset)), max_size=30))
@@ -62,6 +83,11 @@ class _GonePeer:
         if self.lines:
             raise PeerGone()
         self.lines.append(params)
+
+    async def notify_encoded(self, line: bytes, message: Callable[[], dict[str, Any]]) -> None:
+        built = message()
+        assert encode(built) == line
+        await self.notify(built["method"], built["params"])
 
 
 @pytest.mark.anyio

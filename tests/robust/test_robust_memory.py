@@ -59,6 +59,9 @@ class _StalledEditor:
         await self.resume.wait()
         self.written += len(params["update"]["content"]["text"])
 
+    async def notify_encoded(self, line: bytes, message: Any) -> None:
+        await self.notify("session/update", message()["params"])
+
 
 @pytest.mark.requirement("ROBUST-BP-001")
 async def test_an_editor_that_stops_reading_stops_the_turn_at_a_bounded_queue() -> None:

@@ -87,6 +87,10 @@ class AnthropicStreamDecoder:
     def done(self) -> bool:
         return self._done
 
+    def feed_data(self, data: str) -> list[StreamEvent]:
+        """`feed` of a plain event (see `StreamDecoder.feed_data`)."""
+        return self.feed(SseEvent(data))
+
     def feed(self, item: SseItem) -> list[StreamEvent]:
         if self._done:
             return []

@@ -43,6 +43,7 @@ from acp_bridge.providers.http._payload import (
     frame_json,
     is_complete_json,
     raw_json_error,
+    whole_json_object,
 )
 from acp_bridge.providers.http._sse import RawJson, SseEvent, SseItem
 
@@ -123,6 +124,16 @@ class OpenAIStreamDecoder:
         if item.event == "error":
             raise error_from_payload(self._provider, chunk, secret=self._secret)
         return self._chunk({})  # not an object: as if empty (untrusted payload)
+
+    def feed_data(self, data: str) -> list[StreamEvent]:
+        """`feed(SseEvent(data))` for a plain event, without building the event: the
+        per-chunk hot path (a chunk that is exactly one JSON object)."""
+        chunk = None if self._done else whole_json_object(data)
+        if chunk is None:
+            return self.feed(SseEvent(data))
+        if chunk.get("error") or chunk.get("object") == "error":
+            raise error_from_payload(self._provider, chunk, secret=self._secret)
+        return self._chunk(chunk)
 
     def end(self) -> list[StreamEvent]:
         if self._done:

@@ -29,6 +29,7 @@ __all__ = [
     "frame_json",
     "is_complete_json",
     "raw_json_error",
+    "whole_json_object",
 ]
 
 _DECODER = json.JSONDecoder()
@@ -48,6 +49,18 @@ def as_str(value: Any) -> str:
 
 def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def whole_json_object(data: str) -> dict[str, Any] | None:
+    """`data` as a JSON object when it is exactly one, with nothing around it; else None
+    (the caller then takes the general path, `frame_json`, which decides)."""
+    if data[:1] != "{":
+        return None
+    try:
+        value, end = _DECODER.raw_decode(data)
+    except ValueError:
+        return None
+    return value if end == len(data) and type(value) is dict else None
 
 
 def frame_json(provider: str, event: SseEvent) -> Any:

@@ -140,6 +140,22 @@ class SseDecoder:
         self._idle = self._is_idle() and not self._utf8.getstate()[0]
         return items
 
+    def plain(self, chunk: bytes) -> str | None:
+        """The data of a chunk that is exactly one plain event (`data: <one line>` and the
+        blank line, nothing pending before it), else None and nothing is consumed: then
+        `feed` the chunk. What `feed` would return for it is `[SseEvent(data)]` (with the
+        last id and retry, which no model stream decoder reads)."""
+        if not self._idle:
+            return None
+        if (
+            chunk.startswith(b"data:")
+            and chunk.find(b"\n") == len(chunk) - 2
+            and chunk.endswith(b"\n")
+            and b"\r" not in chunk
+        ):
+            return chunk[6 if chunk.startswith(b"data: ") else 5 : -2].decode("utf-8", "replace")
+        return None
+
     def _single_event(self, chunk: bytes) -> SseEvent | None:
         """The event of a chunk that is exactly `data: <one line>` + a blank line, else None.
 

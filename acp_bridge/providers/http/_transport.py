@@ -78,12 +78,16 @@ class StreamDecoder(Protocol):
 
     `feed` and `end` raise `ModelStreamError` for in-band errors, malformed tool calls and a
     stream without its terminal marker. `done` turns True once the terminal marker arrived.
+    `feed_data(data)` is exactly `feed(SseEvent(data))` (a plain, terminated `message`
+    event), for the per-chunk hot path.
     """
 
     @property
     def done(self) -> bool: ...
 
     def feed(self, item: SseItem) -> list[StreamEvent]: ...
+
+    def feed_data(self, data: str) -> list[StreamEvent]: ...
 
     def end(self) -> list[StreamEvent]: ...
 
@@ -168,6 +172,8 @@ class HttpTransport:
                 encoded = response.headers.get("content-encoding", "identity") != "identity"
                 chunks = response.aiter_bytes() if encoded else response.aiter_raw()
                 tracing = self._options.trace is not None  # frozen options: checked once
+                # A chunk that is one plain event skips the SSE items (the trace needs them).
+                plain = None if tracing else sse.plain
                 budget = self._options.max_output_bytes  # ROBUST-OUT-001: bytes left
                 semantic = False
                 quiet_since = math.inf
@@ -185,25 +191,38 @@ class HttpTransport:
                             chunk = await anext(chunks, None)
                         if scope.cancelled_caught:
                             raise self._first_token_timeout(phase)
+                    data = None
                     if chunk is not None:
                         budget -= len(chunk)
                         if budget < 0:
                             raise self._output_cap()
-                    items = sse.end() if chunk is None else sse.feed(chunk)
+                        if plain is not None:
+                            data = plain(chunk)
                     produced = False
-                    for item in items:
-                        if tracing:
-                            self._trace_item(item, attempt)
-                        for event in decoder.feed(item):
+                    if data is not None:
+                        items: list[SseItem] | None = None
+                        for event in decoder.feed_data(data):
                             if not semantic:
                                 semantic = not isinstance(event, _NOT_SEMANTIC)
                             produced = True
                             yield event
                         if decoder.done:
                             return
+                    else:
+                        items = sse.end() if chunk is None else sse.feed(chunk)
+                        for item in items:
+                            if tracing:
+                                self._trace_item(item, attempt)
+                            for event in decoder.feed(item):
+                                if not semantic:
+                                    semantic = not isinstance(event, _NOT_SEMANTIC)
+                                produced = True
+                                yield event
+                            if decoder.done:
+                                return
                     if produced:
                         quiet_since = math.inf
-                    elif semantic and items and chunk is not None:
+                    elif semantic and (items is None or items) and chunk is not None:
                         # Bytes without events (keep-alive comments, pings) reset the read
                         # timeout but are not progress: the idle timeout counts from the
                         # first of them (PROV-TIMEOUT-002). Off the per-event hot path.
