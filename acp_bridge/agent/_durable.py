@@ -15,6 +15,7 @@ errors (spec/sessions.md, SESS-050):
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -193,8 +194,14 @@ async def restore(
     peer: JsonRpcPeer, store: SessionStore, session: Session, *, replay: bool
 ) -> None:
     """For `session/load` streams the replay (a page of turns at a time, issue 15.3), then
-    the session's last usage_update (USAGE-006), then reads the model history: the first
-    update never waits for the whole session. Resume takes the usage back silently."""
+    the session's last usage_update (USAGE-006). The model history is read when the session
+    first needs it, as it stands now (the turns stored so far: a prompt's own turn, stored
+    before, is not part of it), so neither the first update nor the response waits for the
+    whole session, and the load holds one page. Resume takes the usage back silently."""
+    last_seq = store.last_seq(session.session_id)
+    session.history_source = functools.partial(
+        store.history, session.session_id, through_seq=last_seq
+    )
     if replay:
         await replay_session(peer, store, session.session_id)
     usage = store.usage(session.session_id)
@@ -203,7 +210,6 @@ async def restore(
         update = session.live.restore(usage)
         if replay and update is not None:
             await send_session_update(peer, session.session_id, update)
-    session.history = store.history(session.session_id)
 
 
 def _restored(record: SessionRecord, models: Sequence[str]) -> Session:

@@ -103,6 +103,7 @@ class PromptTurns:
             )
         store = conn.durable.store
         with store_errors():
+            session.read_history()  # a loaded session's, on its first prompt (issue 15.3)
             # The turn and its prompt are durable before the model is called (SESS-010).
             start = store.begin_turn(
                 session.session_id,

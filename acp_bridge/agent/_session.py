@@ -43,7 +43,11 @@ class Session:
     additional_directories: tuple[Path, ...]
     model: str
     mode: SessionMode = SessionMode.ASK
-    history: list[Message] = field(default_factory=list)
+    history_source: Callable[[], list[Message]] | None = None
+    """Reads the stored history on first use of `history`: a loaded session's history is
+    read when something needs it (its next prompt), not by `session/load`, whose memory then
+    holds one page of turns (issue 15.3)."""
+    _history: list[Message] = field(default_factory=list)
     permissions: PermissionMemory = field(default_factory=PermissionMemory)
     turns: int = 0
     title: str | None = None
@@ -58,6 +62,24 @@ class Session:
 
     def __post_init__(self) -> None:
         self.idle.set()
+
+    @property
+    def history(self) -> list[Message]:
+        """The model history (read from `history_source` the first time; raises its errors)."""
+        source = self.history_source
+        if source is not None:
+            self._history = source()
+            self.history_source = None
+        return self._history
+
+    @history.setter
+    def history(self, messages: list[Message]) -> None:
+        self._history = messages
+        self.history_source = None
+
+    def read_history(self) -> None:
+        """Reads the stored history now if it was not read yet (raises the store's errors)."""
+        _ = self.history
 
     def live_updates(
         self,

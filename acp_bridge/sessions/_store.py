@@ -384,10 +384,11 @@ class SessionStore:
 
     # -- reading -------------------------------------------------------------------------
 
-    def history(self, session_id: str) -> list[Message]:
-        """The model history: kept messages of every turn not superseded, in order."""
+    def history(self, session_id: str, *, through_seq: int | None = None) -> list[Message]:
+        """The model history: kept messages of every turn not superseded, in order (only of
+        the turns up to `through_seq`, when given)."""
         try:
-            return rows.history(self._db, session_id)
+            return rows.history(self._db, session_id, through_seq)
         except sqlite3.Error as error:
             raise SessionStoreError(f"session store: {error}") from error
 
@@ -429,6 +430,13 @@ class SessionStore:
         """Effect keys journaled in the session's turns begun before `moment` (EFFECT-LOST-002)."""
         try:
             return effects_before(self._db, session_id, moment)
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
+
+    def last_seq(self, session_id: str) -> int:
+        """The row number of the session's last turn (0 when it has none)."""
+        try:
+            return rows.last_seq(self._db, session_id)
         except sqlite3.Error as error:
             raise SessionStoreError(f"session store: {error}") from error
 

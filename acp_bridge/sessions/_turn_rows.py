@@ -41,6 +41,7 @@ __all__ = [
     "insert_message",
     "insert_turn",
     "last_ordinal",
+    "last_seq",
     "save_tool_call",
     "turn_pages",
     "turns",
@@ -188,12 +189,15 @@ def _loads_or_none(text: str | None) -> JsonValue:
 # -- reading ---------------------------------------------------------------------------------
 
 
-def history(db: sqlite3.Connection, session_id: str) -> list[Message]:
+def history(
+    db: sqlite3.Connection, session_id: str, through_seq: int | None = None
+) -> list[Message]:
     found = db.execute(
         "SELECT m.body FROM messages AS m JOIN turns AS t"
         " ON t.session_id = m.session_id AND t.seq = m.turn_seq"
-        " WHERE m.session_id = ? AND t.superseded = 0 ORDER BY m.seq",
-        (session_id,),
+        " WHERE m.session_id = ? AND t.superseded = 0 AND (? IS NULL OR m.turn_seq <= ?)"
+        " ORDER BY m.seq",
+        (session_id, through_seq, through_seq),
     ).fetchall()
     return [message_from_json(json.loads(body)) for (body,) in found]
 
@@ -215,6 +219,13 @@ def turn_pages(
             return
         yield page
         after = page[-1].seq
+
+
+def last_seq(db: sqlite3.Connection, session_id: str) -> int:
+    (seq,) = db.execute(
+        "SELECT COALESCE(MAX(seq), 0) FROM turns WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(seq)
 
 
 def last_ordinal(db: sqlite3.Connection, session_id: str) -> int:
