@@ -173,7 +173,7 @@ async def test_request_bodies_are_the_bytes_json_dumps_made_of_the_rendered_dict
         extra = {"system": "You are terse — ✓.", "tools": TOOLS, "reasoning": "high"}
         kwargs = {"max_tokens": 333}
     first = ModelRequest("m", tuple(history), **extra)
-    history += [ToolResults(()), UserTurn(("one more ✓",))]
+    history += [AssistantTurn("joins the last run"), ToolResults(()), UserTurn(("one more ✓",))]
     second = ModelRequest("m", tuple(history), **extra)
     sent, _, options = await _send(provider, [first, second], **kwargs)
     assert sent == [_before(first, provider, options), _before(second, provider, options)]

@@ -10,6 +10,7 @@ messages of one role are merged, as the API requires alternation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 from acp_bridge._json import JsonObject, JsonValue
@@ -24,6 +25,7 @@ from acp_bridge.providers._conversation import (
 from acp_bridge.providers._reasoning import thinking_budget
 from acp_bridge.providers.http._anthropic_stream import AnthropicStreamDecoder
 from acp_bridge.providers.http._fragments import (
+    Element,
     FragmentCache,
     Fragments,
     dumps,
@@ -89,8 +91,15 @@ def encode_messages(
     cache: FragmentCache[Message],
 ) -> bytes:
     """`render_messages` encoded, each history message's blocks taken from `cache`."""
-    entries = ((_role(message), cache.fragment(message)) for message in request.messages)
-    messages = Fragments(grouped(entries, b',"content":[', b"]}"))
+
+    def build(messages: Sequence[Message], start: int) -> list[Element]:
+        entries = (
+            (i, _role(messages[i]), cache.fragment(messages[i]))
+            for i in range(start, len(messages))
+        )
+        return grouped(entries, b',"content":[', b"]}")
+
+    messages = Fragments(cache.assemble(request.messages, build))
     return encode_body(_body(request, model, options, messages))
 
 

@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 
 from acp_bridge._json import JsonValue
 
-__all__ = ["FragmentCache", "Fragments", "dumps", "encode_body", "grouped"]
+__all__ = ["Element", "FragmentCache", "Fragments", "dumps", "encode_body", "grouped"]
 
 M = TypeVar("M")
 _Entries = dict[int, tuple["weakref.ref[Any]", Hashable, bytes]]
@@ -44,36 +44,49 @@ class Fragments:
     def __init__(self, items: Sequence[bytes]) -> None:
         self.items = items
 
-    def encode(self) -> bytes:
-        return b"[" + b",".join(self.items) + b"]"
-
 
 def encode_body(body: Mapping[str, JsonValue | Fragments]) -> bytes:
-    """`dumps(body)` where top-level `Fragments` values are spliced in as they are."""
-    fields = [
-        dumps(key) + b":" + (value.encode() if isinstance(value, Fragments) else dumps(value))
-        for key, value in body.items()
-    ]
-    return b"{" + b",".join(fields) + b"}"
+    """`dumps(body)` where top-level `Fragments` values are spliced in as they are (joined
+    in C: no Python step per history message)."""
+    parts: list[bytes] = []
+    for key, value in body.items():
+        parts.append(b"," if parts else b"{")
+        parts.append(dumps(key) + b":")
+        if isinstance(value, Fragments):
+            parts += (b"[", b",".join(value.items), b"]")
+        else:
+            parts.append(dumps(value))
+    parts.append(b"}" if parts else b"{}")
+    return b"".join(parts)
 
 
-def grouped(entries: Iterable[tuple[str, bytes]], head: bytes, tail: bytes) -> list[bytes]:
+Element = tuple[bytes, int]
+"""One element of a request's message array and the index of the first history message in
+it (a merged run of one role starts there)."""
+
+
+def grouped(entries: Iterable[tuple[int, str, bytes]], head: bytes, tail: bytes) -> list[Element]:
     """Consecutive fragments of one role merged into one wire message, empty ones skipped
     (Anthropic and Gemini require alternating roles): each message is
-    `{"role":<role>` + `head` + its fragments joined + `tail`, e.g. `,"content":[` ... `]}`."""
-    out: list[bytes] = []
+    `{"role":<role>` + `head` + its fragments joined + `tail`, e.g. `,"content":[` ... `]}`.
+    `entries` are (index, role, fragment)."""
+    out: list[Element] = []
     role: str | None = None
+    first = 0
     run: list[bytes] = []
-    for entry_role, fragment in entries:
+    prefixes: dict[str, bytes] = {}
+    for index, entry_role, fragment in entries:
         if not fragment:
             continue
         if entry_role != role:
             if role is not None:
-                out.append(b'{"role":' + dumps(role) + head + b",".join(run) + tail)
-            role, run = entry_role, []
+                out.append((prefixes[role] + b",".join(run) + tail, first))
+            role, first, run = entry_role, index, []
+            if role not in prefixes:
+                prefixes[role] = b'{"role":' + dumps(role) + head
         run.append(fragment)
     if role is not None:
-        out.append(b'{"role":' + dumps(role) + head + b",".join(run) + tail)
+        out.append((prefixes[role] + b",".join(run) + tail, first))
     return out
 
 
@@ -84,6 +97,7 @@ class FragmentCache(Generic[M]):
     def __init__(self, encode: Callable[[M], bytes]) -> None:
         self._encode = encode
         self._entries: _Entries = {}
+        self._last: tuple[tuple[M, ...], list[bytes], list[int], Hashable] | None = None
         self.encoded = 0
 
     def __len__(self) -> int:
@@ -103,6 +117,33 @@ class FragmentCache(Generic[M]):
         ref = weakref.ref(message, lambda _ref: _forget(entries, key, _ref))
         entries[key] = (ref, variant, fragment)
         return fragment
+
+    def assemble(
+        self,
+        messages: Sequence[M],
+        build: Callable[[Sequence[M], int], list[Element]],
+        context: Hashable = None,
+    ) -> list[bytes]:
+        """The message array's elements for `messages`: `build(messages, start)` makes those
+        from `messages[start:]`. When the previous call's messages (with the same `context`)
+        are a prefix of these, as a growing session's are, its elements are reused but the
+        last (the next message may join its run), so a request costs its new messages, not
+        the history (compared at C speed: equal messages encode alike)."""
+        current = tuple(messages)
+        items: list[bytes] = []
+        starts: list[int] = []
+        start = 0
+        last = self._last
+        if last is not None and last[3] == context and last[1]:
+            previous, previous_items, previous_starts, _ = last
+            if len(previous) <= len(current) and current[: len(previous)] == previous:
+                items, starts = previous_items[:-1], previous_starts[:-1]
+                start = previous_starts[-1]
+        for item, first in build(current, start):
+            items.append(item)
+            starts.append(first)
+        self._last = (current, items, starts, context)
+        return items
 
 
 def _forget(entries: _Entries, key: int, ref: weakref.ref[Any]) -> None:

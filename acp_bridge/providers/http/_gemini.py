@@ -28,6 +28,7 @@ from acp_bridge.providers._conversation import (
 )
 from acp_bridge.providers._reasoning import thinking_budget
 from acp_bridge.providers.http._fragments import (
+    Element,
     FragmentCache,
     Fragments,
     dumps,
@@ -91,15 +92,23 @@ def encode_generate_content(
     """`render_generate_content` encoded, each history message's parts taken from `cache`
     (function responses keyed also by which of their calls had an id of Gemini's)."""
     calls = _calls_by_id(request.messages)
-    entries: list[tuple[str, bytes]] = []
-    for message in request.messages:
+
+    def entry(index: int, message: Message) -> tuple[int, str, bytes]:
         if isinstance(message, ToolResults):
             ids = _with_ids(message, calls)
             fragment = cache.fragment(message, ids, functools.partial(_encoded, ids=ids))
         else:
             fragment = cache.fragment(message)
-        entries.append((_role(message), fragment))
-    contents = Fragments(grouped(entries, b',"parts":[', b"]}"))
+        return index, _role(message), fragment
+
+    def build(messages: Sequence[Message], start: int) -> list[Element]:
+        entries = (entry(i, messages[i]) for i in range(start, len(messages)))
+        return grouped(entries, b',"parts":[', b"]}")
+
+    # A function response's form depends on every call of the request (`_with_ids`), so
+    # reused elements are only those made with the same calls.
+    context = tuple((i, bool(c.provider_meta.get("synthesized_id"))) for i, c in calls.items())
+    contents = Fragments(cache.assemble(request.messages, build, context))
     return encode_body(_body(request, options, contents))
 
 
@@ -194,7 +203,7 @@ def _inline(part: MediaPart) -> JsonValue:
 def _calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCall]:
     found: dict[str, ToolCall] = {}
     for message in messages:
-        if isinstance(message, AssistantTurn):
+        if isinstance(message, AssistantTurn) and message.tool_calls:
             found.update((call.call_id, call) for call in message.tool_calls)
     return found
 

@@ -10,6 +10,7 @@ Ollama, llama.cpp, vLLM and LM Studio work as they are. History renders tool cal
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import cast
 
 from acp_bridge._json import JsonObject, JsonValue
@@ -23,7 +24,13 @@ from acp_bridge.providers._conversation import (
 from acp_bridge.providers._modalities import audio_format
 from acp_bridge.providers._reasoning import DEFAULT_LEVEL
 from acp_bridge.providers._vision import text_only_model
-from acp_bridge.providers.http._fragments import FragmentCache, Fragments, dumps, encode_body
+from acp_bridge.providers.http._fragments import (
+    Element,
+    FragmentCache,
+    Fragments,
+    dumps,
+    encode_body,
+)
 from acp_bridge.providers.http._media import OPENAI_MEDIA, taken
 from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions
@@ -86,13 +93,17 @@ def encode_chat_completions(
     """`render_chat_completions` encoded, each history message's JSON taken from `cache`."""
     items = [dumps(_system(request.system))] if request.system else []
     text_only = text_only_model(model)
-    for message in request.messages:
+
+    def fragment(message: Message) -> bytes:
         if text_only and _has_media(message):  # rare: encoded afresh, without the images
-            items.append(b",".join(dumps(e) for e in _entries(message, images=False)))
-            continue
-        fragment = cache.fragment(message)
-        if fragment:
-            items.append(fragment)
+            return b",".join(dumps(e) for e in _entries(message, images=False))
+        return cache.fragment(message)
+
+    def build(messages: Sequence[Message], start: int) -> list[Element]:
+        elements = ((fragment(messages[i]), i) for i in range(start, len(messages)))
+        return [element for element in elements if element[0]]
+
+    items += cache.assemble(request.messages, build, text_only)
     return encode_body(_body(request, model, options, Fragments(items)))
 
 
