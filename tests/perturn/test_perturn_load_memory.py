@@ -75,7 +75,8 @@ async def test_the_load_reads_pages_and_the_first_prompt_reads_the_history(
         await editor.initialize()
         reply, replayed = await load(editor, session_id, work)
         assert "result" in reply
-        assert len(replayed) == 2 * TURNS
+        chunks = [u for u in replayed if u["sessionUpdate"].endswith("_message_chunk")]
+        assert len(chunks) == 2 * TURNS
         assert events == ["page of 2", "page of 2", "page of 1"]  # no history read
         await editor.prompt(session_id, "one more")
     assert events[3:] == [f"history of {2 * TURNS}"]
