@@ -53,6 +53,9 @@ class AgentConfig:
             it says of each model where it says it (USAGE-005); None: only `models` are offered.
         merge_chunks: chunks queued behind a slow editor are merged (the `merge_chunks`
             setting); False writes each as its own update (MEM-004 bounds the queue either way).
+        compaction_threshold / compaction_keep_turns: compaction before a model call once
+            the context in use reaches this fraction of the window (0: only on an
+            overflow), keeping this many recent turns whole (COMPACT-008).
     """
 
     provider: ModelProvider
@@ -73,3 +76,5 @@ class AgentConfig:
     reasoning_effort: str = "default"
     list_models: Callable[[], Awaitable[Sequence[str] | Mapping[str, ModelInfo]]] | None = None
     merge_chunks: bool = True
+    compaction_threshold: float = 0.8
+    compaction_keep_turns: int = 2

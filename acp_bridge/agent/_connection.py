@@ -77,6 +77,13 @@ class Connection:
             self._caps_model = acp.from_wire(acp.ClientCapabilities, self.caps_wire)
         return self._caps_model
 
+    @property
+    def compaction(self) -> bool:
+        """The client takes `compaction_update`s (`session.compaction` in `initialize`)."""
+        caps = self.caps_wire  # read without the models (STARTUP-002)
+        session = caps.get("session") if isinstance(caps, dict) else None
+        return isinstance(session, dict) and isinstance(session.get("compaction"), dict)
+
     def modes(self, session: Session) -> acp.SessionModeState:
         return mode_state(session.mode)
 

@@ -191,19 +191,25 @@ class DurableSessions:
 
 
 async def restore(
-    peer: JsonRpcPeer, store: SessionStore, session: Session, *, replay: bool
+    peer: JsonRpcPeer,
+    store: SessionStore,
+    session: Session,
+    *,
+    replay: bool,
+    compaction: bool = False,
 ) -> None:
     """For `session/load` streams the replay (a page of turns at a time, issue 15.3), then
     the session's last usage_update (USAGE-006). The model history is read when the session
     first needs it, as it stands now (the turns stored so far: a prompt's own turn, stored
     before, is not part of it), so neither the first update nor the response waits for the
-    whole session, and the load holds one page. Resume takes the usage back silently."""
+    whole session, and the load holds one page. Resume takes the usage back silently.
+    `compaction`: the client takes `compaction_update`s (COMPACT-005)."""
     last_seq = store.last_seq(session.session_id)
     session.history_source = functools.partial(
         store.history, session.session_id, through_seq=last_seq
     )
     if replay:
-        await replay_session(peer, store, session.session_id)
+        await replay_session(peer, store, session.session_id, compaction=compaction)
     usage = store.usage(session.session_id)
     if usage is not None:
         session.live = session.live or LiveUpdates(session.model)

@@ -159,7 +159,13 @@ class SessionLifecycle:
             )
         try:
             with store_errors():
-                await restore(conn.peer, conn.durable.store, session, replay=replay)
+                await restore(
+                    conn.peer,
+                    conn.durable.store,
+                    session,
+                    replay=replay,
+                    compaction=conn.compaction,
+                )
         except BaseException:
             if live is None:  # never left claimed by a connection that does not serve it
                 conn.durable.close([session_id], close_store=False)

@@ -1,9 +1,11 @@
-"""Live updates beyond the conversation, in wire form: usage, notices and plans.
+"""Live updates beyond the conversation, in wire form: usage, notices, plans, compactions.
 
 `LiveUpdates` belongs to one session and keeps what these updates need across turns: the
 model's context window and the cumulative cost. Notices go only to clients that advertised
 `session.notices` (the schema's rule); for the others they are dropped here, since the same
-facts are in the log and in the prompt response's `_meta`.
+facts are in the log and in the prompt response's `_meta`. Compaction updates likewise go
+only to clients that advertised `session.compaction`; the others get a `notice` when the
+compaction is over (if they take notices), never its summary chunks (COMPACT-004).
 """
 
 from __future__ import annotations
@@ -14,16 +16,30 @@ from typing import TYPE_CHECKING, Any
 
 from acp_bridge._json import JsonObject
 from acp_bridge.providers import DEFAULT_CONTEXT_WINDOW, Usage, known_context_window
-from acp_bridge.turn import PlanShown, UsageReport, UserNotice
+from acp_bridge.turn import (
+    CompactionChunk,
+    CompactionShown,
+    PlanShown,
+    UsageReport,
+    UserNotice,
+)
 
 if TYPE_CHECKING:
     from acp_bridge import protocol as acp
 else:
     from acp_bridge.agent._lazy import acp
 
-__all__ = ["LIVE_UPDATES", "LiveUpdates", "plan_update", "usage_fields", "usage_meta"]
+__all__ = [
+    "LIVE_UPDATES",
+    "LiveUpdates",
+    "compaction_update",
+    "plan_update",
+    "usage_fields",
+    "usage_meta",
+]
 
-LIVE_UPDATES = (UsageReport, UserNotice, PlanShown)
+LIVE_UPDATES = (UsageReport, UserNotice, PlanShown, CompactionShown, CompactionChunk)
+LiveUpdate = UsageReport | UserNotice | PlanShown | CompactionShown | CompactionChunk
 
 
 def usage_fields(usage: Usage | None) -> JsonObject | None:
@@ -81,6 +97,7 @@ class LiveUpdates:
 
     model: str
     notices: bool = False
+    compaction: bool = False
     context_window: int | None = None
     used: int = 0
     cost: float | None = None
@@ -110,8 +127,20 @@ class LiveUpdates:
             return known, "known_models"
         return DEFAULT_CONTEXT_WINDOW, "default"
 
-    def wire(self, update: UsageReport | UserNotice | PlanShown) -> acp.SessionUpdate | None:
+    def wire(self, update: LiveUpdate) -> acp.SessionUpdate | None:
         """The session update for `update`, or None when this client must not get it."""
+        if isinstance(update, CompactionShown | CompactionChunk):
+            if self.compaction:
+                return compaction_update(update)
+            if isinstance(update, CompactionChunk) or update.status != "completed":
+                return None
+            update = UserNotice(
+                "info",
+                "Compacted the conversation to fit the model's context window",
+                f"{update.summarised} earlier messages were summarised by the model; the "
+                f"{update.kept} most recent were kept as they were.",
+                kind="compaction",
+            )
         if isinstance(update, UserNotice):
             if not self.notices:
                 return None
@@ -169,6 +198,35 @@ class LiveUpdates:
             fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
         self.last, self.last_source = acp.UsageUpdate(**fields), source
         return self.last
+
+
+def compaction_update(
+    update: CompactionShown | CompactionChunk,
+) -> acp.CompactionUpdate | acp.CompactionSummaryChunk:
+    """The `compaction_update` or `compaction_summary_chunk` of a compaction (COMPACT-004)."""
+    if isinstance(update, CompactionChunk):
+        if update.reset is None:
+            return acp.CompactionSummaryChunk(
+                compaction_id=update.compaction_id, content=acp.TextContent(text=update.text)
+            )
+        return acp.CompactionSummaryChunk(
+            compaction_id=update.compaction_id,
+            content=acp.TextContent(text=update.text),
+            field_meta=update.reset.to_meta(),
+        )
+    fields: dict[str, Any] = {"compaction_id": update.compaction_id, "status": update.status}
+    if update.summary is not None:
+        fields["summary"] = [acp.TextContent(text=update.summary)] if update.summary else []
+    if update.error is not None:
+        fields["error"] = update.error
+    if update.trigger:
+        meta: dict[str, Any] = {"trigger": update.trigger}
+        if update.summarised:
+            meta["summarised"] = update.summarised
+        if update.kept:
+            meta["kept"] = update.kept
+        fields["field_meta"] = {"acpBridge": meta}
+    return acp.CompactionUpdate(**fields)
 
 
 def plan_update(plan: PlanShown) -> acp.Plan:

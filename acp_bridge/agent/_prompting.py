@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_bridge._json import JsonObject, JsonValue
+from acp_bridge.agent._compacting import CompactCommand, context_budget, is_compact_command
 from acp_bridge.agent._connection import Connection
 from acp_bridge.agent._durable import store_errors
 from acp_bridge.agent._ending import changed_usage, failed_note, outside_end, record_end
@@ -102,6 +103,7 @@ class PromptTurns:
                 {"sessionId": session.session_id},
             )
         store = conn.durable.store
+        command = is_compact_command(blocks)  # COMPACT-007: no model history of its own
         with store_errors():
             session.read_history()  # a loaded session's, on its first prompt (issue 15.3)
             # The turn and its prompt are durable before the model is called (SESS-010).
@@ -109,19 +111,20 @@ class PromptTurns:
                 session.session_id,
                 conn.durable.owner,
                 blocks,
-                prompt,
+                None if command else prompt,
             )
             if start.unanswered is not None:  # SESS-UNANSWERED-001: the same request again
                 return await self._answer_from_journal(session, start, prompt_title(prompt))
             if start.retry_of is not None:
                 # Sent again after it was interrupted: the same turn from its start (SESS-021).
                 history = store.history(session.session_id)
-                session.history = history[:-1]  # without the prompt just stored
+                session.history = history if command else history[:-1]  # not the new prompt
         session.turns = start.ordinal
         live = session.live_updates(
             notices=conn.notices,
             context_window=conn.config.context_window,
             windows=conn.models.window,  # USAGE-004/005: declared, configured, listed, known
+            compaction=conn.compaction,
         )
         sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
@@ -146,9 +149,10 @@ class PromptTurns:
             policy=config.retry_policy,
             max_model_calls=config.max_model_calls,
             reasoning=session.reasoning or config.reasoning_effort,
+            budget=context_budget(session, live, config),
         )
         started = time.monotonic()
-        engine = Turn(turn)
+        engine = CompactCommand(turn) if command else Turn(turn)
         session.idle = anyio.Event()
         try:
             # Chunks are written behind the turn; leaving `running()` writes what is queued,

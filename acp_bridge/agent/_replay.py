@@ -19,7 +19,7 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 from acp_bridge._json import JsonObject
-from acp_bridge.agent._live import plan_update
+from acp_bridge.agent._live import compaction_update, plan_update
 from acp_bridge.agent._sink import chunk_params
 from acp_bridge.agent._translate import _content, _location, update_model
 from acp_bridge.jsonrpc import JsonRpcPeer
@@ -32,7 +32,7 @@ from acp_bridge.sessions import (
     transcript,
 )
 from acp_bridge.tools import TerminalContent, ToolKind, stored_plan
-from acp_bridge.turn import AgentText, AgentThought, PlanShown
+from acp_bridge.turn import AgentText, AgentThought, CompactionRecord, CompactionShown, PlanShown
 
 if TYPE_CHECKING:
     from acp_bridge import protocol as acp
@@ -92,8 +92,16 @@ def _tool_call(call: StoredToolCall) -> acp.ToolCall:
     return acp.ToolCall(**fields)
 
 
-def replay_updates(item: ReplayItem) -> list[acp.SessionUpdate]:
-    """The session updates that replay one transcript item."""
+def replay_updates(item: ReplayItem, *, compaction: bool = False) -> list[acp.SessionUpdate]:
+    """The session updates that replay one transcript item. A compaction is replayed as one
+    `compaction_update` (completed, with its summary) to clients that take them (COMPACT-005)."""
+    if isinstance(item, CompactionRecord):
+        if not compaction:
+            return []
+        done = CompactionShown(
+            item.compaction_id, "completed", item.summary, trigger=item.trigger, kept=item.kept
+        )
+        return [compaction_update(done)]
     if isinstance(item, PromptShown):
         return [
             acp.UserMessageChunk(
@@ -121,7 +129,9 @@ def _plain_text(block: JsonObject) -> bool:
     )
 
 
-def replay_params(session_id: str, item: ReplayItem) -> list[JsonObject]:
+def replay_params(
+    session_id: str, item: ReplayItem, *, compaction: bool = False
+) -> list[JsonObject]:
     """The `session/update` params that replay one item (equal to `replay_updates`' wire)."""
     if isinstance(item, AgentText | AgentThought):
         return [chunk_params(session_id, item)]
@@ -139,13 +149,16 @@ def replay_params(session_id: str, item: ReplayItem) -> list[JsonObject]:
         ]
     return [
         acp.to_wire(acp.SessionNotification(session_id=session_id, update=update))
-        for update in replay_updates(item)
+        for update in replay_updates(item, compaction=compaction)
     ]
 
 
-async def replay_session(peer: JsonRpcPeer, store: SessionStore, session_id: str) -> None:
-    """Writes the replay of every stored turn of the session, a page of turns at a time."""
+async def replay_session(
+    peer: JsonRpcPeer, store: SessionStore, session_id: str, *, compaction: bool = False
+) -> None:
+    """Writes the replay of every stored turn of the session, a page of turns at a time;
+    `compaction`: the client advertised `session.compaction`."""
     for page in store.turn_pages(session_id):
         for item in transcript(page):
-            for params in replay_params(session_id, item):
+            for params in replay_params(session_id, item, compaction=compaction):
                 await peer.notify("session/update", params)

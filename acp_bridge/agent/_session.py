@@ -18,7 +18,7 @@ import anyio
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._live import LiveUpdates
 from acp_bridge.providers import Message
-from acp_bridge.turn import PermissionMemory, SessionMode
+from acp_bridge.turn import ContextBudget, PermissionMemory, SessionMode
 
 __all__ = ["Session", "new_session_id"]
 
@@ -59,6 +59,7 @@ class Session:
     live: LiveUpdates | None = None
     instructions_told: bool = False
     reasoning: str | None = None
+    budget: ContextBudget | None = None  # COMPACT-002: kept across turns (agent/_compacting)
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -87,6 +88,7 @@ class Session:
         notices: bool,
         context_window: int | None,
         windows: Callable[[str], tuple[int, str]] | None = None,
+        compaction: bool = False,
     ) -> LiveUpdates:
         """The session's usage/notice/plan translator, kept across turns (its cumulative
         cost and context in use), following the session's current model."""
@@ -94,6 +96,7 @@ class Session:
             self.live = LiveUpdates(self.model)
         self.live.model = self.model
         self.live.notices = notices
+        self.live.compaction = compaction
         self.live.context_window = context_window
         self.live.windows = windows
         return self.live

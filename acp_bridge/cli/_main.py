@@ -124,6 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=setting("merge_chunks").choices,
         help="no: write every text chunk as its own update (default yes: merge queued ones)",
     )
+    parser.add_argument(
+        "--compaction-threshold",
+        dest="compaction_threshold",
+        type=float,
+        help="compact once the context reaches this fraction of the window (default 0.8)",
+    )
+    parser.add_argument(
+        "--compaction-keep-turns",
+        dest="compaction_keep_turns",
+        type=int,
+        help="recent prompt turns a compaction keeps whole (default 2)",
+    )
     return parser
 
 

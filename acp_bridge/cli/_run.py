@@ -37,6 +37,7 @@ DEFAULT_SYSTEM_PROMPT = (
 def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> AgentConfig:
     """The agent's configuration for these settings (no I/O beyond reading a script file)."""
     from acp_bridge.agent import AgentConfig, SlashCommand
+    from acp_bridge.agent._compacting import COMPACT_COMMAND
     from acp_bridge.turn import RetryPolicy
 
     commands: tuple[SlashCommand, ...] = ()
@@ -104,7 +105,9 @@ def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> 
         reasoning_effort=settings.reasoning_effort,
         list_models=list_models,
         append_system_prompt=settings.append_system_prompt,
-        commands=commands,
+        commands=(COMPACT_COMMAND, *commands),  # COMPACT-007: /compact for every provider
+        compaction_threshold=settings.compaction_threshold,
+        compaction_keep_turns=settings.compaction_keep_turns,
     )
 
 

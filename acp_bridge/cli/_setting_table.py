@@ -15,8 +15,8 @@ __all__ = ["SETTINGS", "Setting", "render_markdown", "setting"]
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """One setting. `kind`: str, path, list, int, float, choice, table (config file only);
-    `minimum` for numbers."""
+    """One setting. `kind`: str, path, list, int, float, fraction (0..1), choice, table (config
+    file only); `minimum` for numbers."""
 
     name: str
     flag: str | None
@@ -244,6 +244,25 @@ SETTINGS: tuple[Setting, ...] = (
         "`yes`: text chunks that queue behind a slow editor are written as one chunk of the "
         "same message; `no`: every chunk is its own `session/update`",
         choices=("yes", "no"),
+    ),
+    Setting(
+        "compaction_threshold",
+        "--compaction-threshold",
+        "ACP_BRIDGE_COMPACTION_THRESHOLD",
+        "fraction",
+        "`0.8`",
+        "compact the conversation before a model call once the context in use reaches this "
+        "fraction of the window (0: only when the provider says it is too long)",
+        minimum=0,
+    ),
+    Setting(
+        "compaction_keep_turns",
+        "--compaction-keep-turns",
+        "ACP_BRIDGE_COMPACTION_KEEP_TURNS",
+        "int",
+        "`2`",
+        "how many recent prompt turns a compaction keeps whole",
+        minimum=1,
     ),
 )
 

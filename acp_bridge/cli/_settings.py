@@ -83,6 +83,8 @@ class BridgeSettings:
     reasoning_effort: str = "default"
     fetch_models: str = "yes"
     merge_chunks: str = "yes"
+    compaction_threshold: float = 0.8
+    compaction_keep_turns: int = 2
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     """What the bridge inferred and says on stderr before serving (e.g. the provider)."""
@@ -129,10 +131,12 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         if spec.kind == "list":
             items = value.split(",") if isinstance(value, str) else list(value)
             return tuple(str(item).strip() for item in items if str(item).strip())
-        if spec.kind in ("int", "float"):
+        if spec.kind in ("int", "float", "fraction"):
             if isinstance(value, bool):
                 raise ValueError
             number = int(value) if spec.kind == "int" else float(value)
+            if spec.kind == "fraction" and not 0 <= number <= 1:
+                raise ValueError
         else:
             number = None
             value = str(value)
@@ -163,7 +167,9 @@ def _coerce(name: str, value: Any, where: str) -> Any:
 
 
 def _expected(kind: str) -> str:
-    return {"int": "a whole number", "float": "a number of seconds"}.get(kind, f"a {kind}")
+    known = {"int": "a whole number", "float": "a number of seconds"}
+    known["fraction"] = "a number from 0 to 1"
+    return known.get(kind, f"a {kind}")
 
 
 def resolve(

@@ -20,6 +20,7 @@ from acp_bridge.sessions._store import SessionStore
 from acp_bridge.turn import (
     AgentText,
     AgentThought,
+    CompactionRecord,
     PermissionDecision,
     PermissionOption,
     ToolCallChanged,
@@ -123,6 +124,10 @@ class TurnRecorder:
         if self._earlier is None:
             self._earlier = self._store.earlier_effect_keys(self._session_id, self._start)
         return effect_key in self._earlier
+
+    def compacted(self, record: CompactionRecord) -> None:
+        """A compaction is durable before the history changes (COMPACT-005)."""
+        self._store.add_compaction(self._session_id, self._start.seq, record)
 
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
         call = self._calls.get(tool_call_id)

@@ -13,7 +13,7 @@ from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import AcpBridgeError
 from acp_bridge.providers import AssistantTurn, Message
 from acp_bridge.tools import Location, ToolContent, ToolKind
-from acp_bridge.turn import StoreFileProblem, ToolStatus
+from acp_bridge.turn import CompactionRecord, StoreFileProblem, ToolStatus
 
 __all__ = [
     "DisplaySegment",
@@ -166,7 +166,8 @@ class StoredTurn:
     `superseded`: the turn was run again (SESS-021); it stays for display, but its messages
     are no longer model history. `note` is the closing text a replay shows for a turn that
     did not complete (interrupted or failed). `messages` is the turn's history (its prompt
-    first), `model_calls` its kept model calls with what they showed.
+    first), `model_calls` its kept model calls with what they showed, `compactions` the
+    compactions made during it (COMPACT-005).
     """
 
     seq: int
@@ -183,3 +184,4 @@ class StoredTurn:
     messages: tuple[Message, ...] = ()
     model_calls: tuple[StoredModelCall, ...] = ()
     tool_calls: tuple[StoredToolCall, ...] = ()
+    compactions: tuple[CompactionRecord, ...] = ()

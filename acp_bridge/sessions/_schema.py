@@ -107,11 +107,21 @@ def _v4_usage(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN usage TEXT")
 
 
+def _v5_compaction_records(db: sqlite3.Connection) -> None:
+    """`messages` may hold compaction records (COMPACT-005), which an older bridge would
+    misread as conversation: hence the version. The index finds a session's last one."""
+    db.execute(
+        "CREATE INDEX messages_compactions ON messages (session_id, seq)"
+        ' WHERE substr(body, 1, 20) = \'{"type":"compaction"\''
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_mcp_servers_and_listing,
     _v3_answered,
     _v4_usage,
+    _v5_compaction_records,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 FILENAME = "sessions.sqlite3"

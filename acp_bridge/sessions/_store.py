@@ -47,7 +47,7 @@ from acp_bridge.sessions._records import (
 )
 from acp_bridge.sessions._schema import FILENAME as SCHEMA_FILENAME
 from acp_bridge.sessions._schema import connect, transaction
-from acp_bridge.turn import StoreFileProblem, file_problem
+from acp_bridge.turn import CompactionRecord, StoreFileProblem, file_problem
 
 __all__ = ["PAGE_SIZE", "SessionStore"]
 
@@ -280,9 +280,14 @@ class SessionStore:
     # -- turns ---------------------------------------------------------------------------
 
     def begin_turn(
-        self, session_id: str, owner: Owner, prompt: Sequence[JsonObject], message: UserTurn
+        self,
+        session_id: str,
+        owner: Owner,
+        prompt: Sequence[JsonObject],
+        message: UserTurn | None,
     ) -> TurnStart:
-        """Writes the turn (`running`) and its prompt, on disk, before the model is called.
+        """Writes the turn (`running`) and its prompt, durably, before the model is called.
+        `message` None: a command turn (`/compact`), whose prompt enters no history.
 
         When the session's last turn did not complete (interrupted or failed) and `prompt`
         equals its prompt, the new turn runs it again: same ordinal and turn id, a fresh id
@@ -346,6 +351,12 @@ class SessionStore:
         model call)."""
         with self._write() as db:
             rows.insert_message(db, session_id, turn_seq, message, model_call)
+
+    def add_compaction(self, session_id: str, turn_seq: int, record: CompactionRecord) -> None:
+        """Journals a compaction among the messages (COMPACT-005): the history read back
+        from here on is the compacted one."""
+        with self._write() as db:
+            rows.insert_compaction(db, session_id, turn_seq, record)
 
     def save_tool_call(
         self, session_id: str, turn_seq: int, call: StoredToolCall, *, durable: bool = False

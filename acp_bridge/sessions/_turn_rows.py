@@ -24,6 +24,12 @@ from acp_bridge.sessions._codec import (
     message_from_json,
     message_to_json,
 )
+from acp_bridge.sessions._compactions import (
+    compaction_from_json,
+    compaction_to_json,
+    is_compaction,
+    read_history,
+)
 from acp_bridge.sessions._records import (
     DisplaySegment,
     StoredModelCall,
@@ -33,11 +39,12 @@ from acp_bridge.sessions._records import (
     TurnState,
 )
 from acp_bridge.tools import ToolKind
-from acp_bridge.turn import ToolStatus, turn_id_for
+from acp_bridge.turn import CompactionRecord, ToolStatus, turn_id_for
 
 __all__ = [
     "end_turn",
     "history",
+    "insert_compaction",
     "insert_message",
     "insert_turn",
     "last_ordinal",
@@ -57,7 +64,10 @@ def _same_prompt(stored: str, prompt: Sequence[JsonObject]) -> bool:
 
 
 def insert_turn(
-    db: sqlite3.Connection, session_id: str, prompt: Sequence[JsonObject], message: UserTurn
+    db: sqlite3.Connection,
+    session_id: str,
+    prompt: Sequence[JsonObject],
+    message: UserTurn | None,
 ) -> TurnStart:
     last = db.execute(
         "SELECT seq, ordinal, state, superseded, prompt, answered, stop_reason, turn_id,"
@@ -104,7 +114,8 @@ def insert_turn(
         " started_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
         (session_id, seq, ordinal, turn_id, id_prefix, dumps(list(prompt)), time.time()),
     )
-    insert_message(db, session_id, seq, message, None)
+    if message is not None:  # None: a command turn (/compact) adds nothing to history
+        insert_message(db, session_id, seq, message, None)
     return TurnStart(seq, ordinal, turn_id, id_prefix, retry_of)
 
 
@@ -152,6 +163,16 @@ def insert_message(
     )
 
 
+def insert_compaction(
+    db: sqlite3.Connection, session_id: str, turn_seq: int, record: CompactionRecord
+) -> None:
+    db.execute(
+        "INSERT INTO messages (session_id, seq, turn_seq, body)"
+        " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM messages WHERE session_id = ?",
+        (session_id, turn_seq, dumps(compaction_to_json(record)), session_id),
+    )
+
+
 def save_tool_call(
     db: sqlite3.Connection, session_id: str, turn_seq: int, call: StoredToolCall
 ) -> None:
@@ -192,14 +213,9 @@ def _loads_or_none(text: str | None) -> JsonValue:
 def history(
     db: sqlite3.Connection, session_id: str, through_seq: int | None = None
 ) -> list[Message]:
-    found = db.execute(
-        "SELECT m.body FROM messages AS m JOIN turns AS t"
-        " ON t.session_id = m.session_id AND t.seq = m.turn_seq"
-        " WHERE m.session_id = ? AND t.superseded = 0 AND (? IS NULL OR m.turn_seq <= ?)"
-        " ORDER BY m.seq",
-        (session_id, through_seq, through_seq),
-    ).fetchall()
-    return [message_from_json(json.loads(body)) for (body,) in found]
+    """The model history (of the turns up to `through_seq`), its last compaction applied
+    (COMPACT-005)."""
+    return read_history(db, session_id, through_seq)
 
 
 def turns(db: sqlite3.Connection, session_id: str) -> list[StoredTurn]:
@@ -249,11 +265,15 @@ def _turn_page(
     span = (session_id, rows[0][0], rows[-1][0])
     messages: dict[int, list[Message]] = {}
     model_calls: dict[int, list[StoredModelCall]] = {}
+    compactions: dict[int, list[CompactionRecord]] = {}
     for turn_seq, call, attempt, body, display in db.execute(
         "SELECT turn_seq, model_call, attempt, body, display FROM messages"
         " WHERE session_id = ? AND turn_seq BETWEEN ? AND ? ORDER BY seq",
         span,
     ):
+        if is_compaction(body):
+            compactions.setdefault(turn_seq, []).append(compaction_from_json(json.loads(body)))
+            continue
         message = message_from_json(json.loads(body))
         messages.setdefault(turn_seq, []).append(message)
         if call is not None and isinstance(message, AssistantTurn):
@@ -288,6 +308,7 @@ def _turn_page(
                 messages=tuple(messages.get(seq, ())),
                 model_calls=tuple(model_calls.get(seq, ())),
                 tool_calls=tuple(tool_calls.get(seq, ())),
+                compactions=tuple(compactions.get(seq, ())),
             )
         )
     return out

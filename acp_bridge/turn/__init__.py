@@ -8,6 +8,15 @@ The engine speaks `TurnUpdate`s to a `TurnSink`; it knows nothing of JSON-RPC.
 """
 
 from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall, TaggedEvent
+from acp_bridge.turn._compaction import (
+    SUMMARY_HEADER,
+    CompactionPlan,
+    CompactionRecord,
+    compacted_history,
+    estimate_tokens,
+    plan_compaction,
+)
+from acp_bridge.turn._compactor import SUMMARY_SYSTEM, CompactionFailed, ContextBudget, compact
 from acp_bridge.turn._effects import EFFECT_KEY_VERSION, EffectKey, EffectSteps, canonical_json
 from acp_bridge.turn._history import MISSING_RESULT, DroppedResult, repair_history
 from acp_bridge.turn._ledger import EffectLedger, EffectRecord, EffectState, LedgerUnavailable
@@ -21,6 +30,7 @@ from acp_bridge.turn._permission import (
 )
 from acp_bridge.turn._request import (
     AttemptReport,
+    NoJournal,
     StopReason,
     TurnJournal,
     TurnRequest,
@@ -36,6 +46,8 @@ from acp_bridge.turn._updates import (
     AgentText,
     AgentThought,
     AttemptUsage,
+    CompactionChunk,
+    CompactionShown,
     PermissionDecision,
     PermissionOption,
     PermissionOptionKind,
@@ -54,6 +66,8 @@ from acp_bridge.turn._updates import (
 __all__ = [
     "EFFECT_KEY_VERSION",
     "MISSING_RESULT",
+    "SUMMARY_HEADER",
+    "SUMMARY_SYSTEM",
     "AgentText",
     "AgentThought",
     "Attempt",
@@ -61,6 +75,12 @@ __all__ = [
     "AttemptState",
     "AttemptUsage",
     "ChunkPresenter",
+    "CompactionChunk",
+    "CompactionFailed",
+    "CompactionPlan",
+    "CompactionRecord",
+    "CompactionShown",
+    "ContextBudget",
     "DroppedResult",
     "EffectKey",
     "EffectLedger",
@@ -71,6 +91,7 @@ __all__ = [
     "GiveUp",
     "LedgerUnavailable",
     "ModelCall",
+    "NoJournal",
     "PermissionDecision",
     "PermissionGate",
     "PermissionMemory",
@@ -100,10 +121,14 @@ __all__ = [
     "UsageReport",
     "UserNotice",
     "canonical_json",
+    "compact",
+    "compacted_history",
+    "estimate_tokens",
     "file_problem",
     "message_id",
     "newer_schema",
     "permission_options",
+    "plan_compaction",
     "repair_history",
     "run_turn",
     "thought_id",

@@ -32,6 +32,7 @@ from acp_bridge.turn._history import repair_history
 from acp_bridge.turn._request import TurnRequest
 from acp_bridge.turn._reset import ChunkPresenter
 from acp_bridge.turn._retry import GiveUp, TurnFailed
+from acp_bridge.turn._turn_compaction import TurnCompaction
 from acp_bridge.turn._usage import usage_report
 from acp_bridge.turn._watch import ProgressWatch, retry_notice, wait_exceeded
 
@@ -56,6 +57,7 @@ class ModelCaller:
         self.calls: list[ModelCall] = []
         self.retries = 0
         self._seq = itertools.count(1)
+        self.compaction = TurnCompaction(request, id_prefix)
 
     async def call(self) -> Attempt:
         """Attempts until one completes; raises `TurnFailed` when retrying cannot help."""
@@ -85,7 +87,13 @@ class ModelCaller:
             reason = FaultKind.CONTENT_FILTERED.value if failure is None else failure.kind.value
             attempt.abandon(reason)
             delay = 0.0
-            if failure is not None:
+            if (
+                failure is not None
+                and failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED
+                and await self.compaction.recover(failure, call.number)
+            ):
+                failure = None  # COMPACT-002: compacted; the request goes again, smaller
+            elif failure is not None:
                 decision = policy.decide(
                     failure,
                     attempt=attempt.number,
@@ -111,12 +119,15 @@ class ModelCaller:
                         policy=policy,
                     )
                 delay = decision.delay
-            self.retries += 1
+            compacted = reason == FaultKind.CONTEXT_LENGTH_EXCEEDED.value
+            if not compacted:  # a compaction is no retry of the same request
+                self.retries += 1
             new = call.start_attempt()
             reset = presenter.reset_for(attempt, new, reason)
-            await request.sink.send_update(  # WAIT-001: a retry in words
-                retry_notice(failure, new.number, policy.max_attempts, delay)
-            )
+            if not compacted:
+                await request.sink.send_update(  # WAIT-001: a retry in words
+                    retry_notice(failure, new.number, policy.max_attempts, delay)
+                )
             if reset is not None:
                 await request.sink.send_update(reset)  # RESET-001: before the back-off
             logger.info(
@@ -149,6 +160,7 @@ class ModelCaller:
             raise wait_exceeded(None, self.request.provider.name, watch, 0.0)
 
     async def report_usage(self, call: ModelCall) -> None:
+        self.compaction.observe(call)
         report = usage_report(call)
         if report is not None:
             await self.request.sink.send_update(report)

@@ -21,6 +21,8 @@ from acp_bridge.providers import (
 )
 from acp_bridge.tools._base import Tool, ToolContext
 from acp_bridge.turn._attempt import AttemptState
+from acp_bridge.turn._compaction import CompactionRecord
+from acp_bridge.turn._compactor import ContextBudget
 from acp_bridge.turn._ledger import EffectLedger
 from acp_bridge.turn._permission import PermissionMemory, SessionMode
 from acp_bridge.turn._retry import RetryPolicy
@@ -78,6 +80,8 @@ class TurnJournal(Protocol):
     - `recorded_effect(effect_key)`: whether an earlier run of this turn journaled the key as
       about to run; a key it did and the ledger has no record of is outcome unknown
       (EFFECT-LOST-001).
+    - `compacted(record)`: a compaction's summary is complete; the history is replaced after
+      this returns (COMPACT-005).
     """
 
     def model_call_kept(self, model_call: int, attempt: int, message: AssistantTurn) -> None: ...
@@ -87,6 +91,8 @@ class TurnJournal(Protocol):
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None: ...
 
     def recorded_effect(self, effect_key: str) -> bool: ...
+
+    def compacted(self, record: CompactionRecord) -> None: ...
 
 
 class NoJournal:
@@ -104,6 +110,9 @@ class NoJournal:
     def recorded_effect(self, effect_key: str) -> bool:
         return False
 
+    def compacted(self, record: CompactionRecord) -> None:
+        pass
+
 
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
@@ -119,7 +128,9 @@ class TurnRequest:
     tool call ids: pass a fresh one when the same turn id is run again after a restart, so
     editor-side ids never collide with the interrupted run's. `journal` (default: none)
     records the turn durably as it progresses (`TurnJournal`). `reasoning` is passed to every
-    model call (`ModelRequest.reasoning`).
+    model call (`ModelRequest.reasoning`). `budget` (the session's, kept across turns) turns
+    compaction on: before a model call once the context in use reaches its threshold, and when
+    the provider answers that the request exceeds the window (COMPACT-002).
     """
 
     turn_id: str
@@ -144,6 +155,7 @@ class TurnRequest:
     random: Callable[[], float] = _random.random
     cleanup_timeout: float = 5.0
     reasoning: str | None = None
+    budget: ContextBudget | None = None
 
 
 @dataclass(frozen=True, slots=True)

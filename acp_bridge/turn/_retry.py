@@ -153,6 +153,12 @@ class TurnFailed(InternalError):
                 f"({what}), longer than the {policy.max_retry_after:g} s the bridge waits. "
                 "Try again later."
             )
+        elif error.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED:  # COMPACT-002: not compactable
+            message = (
+                f"The request does not fit the model's context window ({what}): "
+                f"{_sentence(error.message)} Compacting the conversation could not make it "
+                "fit; send a shorter prompt, or switch to a model with a larger window."
+            )
         elif give_up is GiveUp.NOT_RETRYABLE:
             message = (
                 f"The model request failed ({what}): {_sentence(error.message)} "

@@ -126,6 +126,7 @@ class Turn:
         while True:
             if len(self.model_calls) >= self.request.max_model_calls:
                 return StopReason.MAX_TURN_REQUESTS
+            await self.caller.compaction.before_call(len(self.model_calls) + 1)  # COMPACT-002
             attempt = await self.caller.call()
             await self.caller.report_usage(self.model_calls[-1])  # USAGE-001: after every call
             assert attempt.finish is not None

@@ -20,6 +20,8 @@ __all__ = [
     "AgentText",
     "AgentThought",
     "AttemptUsage",
+    "CompactionChunk",
+    "CompactionShown",
     "PermissionDecision",
     "PermissionOption",
     "PermissionOptionKind",
@@ -150,6 +152,31 @@ class PlanShown:
     entries: tuple[PlanEntry, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class CompactionShown:
+    """A `compaction_update` (spec/daily-use.md#compact-004): `status` in_progress, completed,
+    failed or cancelled. `summary`: the whole summary once completed, "" to clear the partial
+    summary of a broken attempt, None to leave it; `trigger` and `kept` go in `_meta`."""
+
+    compaction_id: str
+    status: str
+    summary: str | None = None
+    error: str | None = None
+    trigger: str = ""
+    summarised: int = 0  # messages summarised
+    kept: int = 0  # messages kept whole
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionChunk:
+    """A `compaction_summary_chunk`: summary text as the model streams it. The first chunk of
+    a retried attempt carries the reset marker, like a message chunk (RESET-001)."""
+
+    compaction_id: str
+    text: str
+    reset: ResetMarker | None = None
+
+
 TurnUpdate: TypeAlias = (
     AgentText
     | AgentThought
@@ -158,6 +185,8 @@ TurnUpdate: TypeAlias = (
     | UsageReport
     | UserNotice
     | PlanShown
+    | CompactionShown
+    | CompactionChunk
 )
 
 

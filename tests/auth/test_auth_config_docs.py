@@ -43,6 +43,7 @@ def test_the_table_covers_every_setting_and_every_flag() -> None:
 
 def test_every_environment_variable_of_the_table_is_read(tmp_path: Path) -> None:
     values = {"int": "2048", "float": "7", "list": "a,b", "path": str(tmp_path), "str": "x"}
+    values["fraction"] = "0.5"
     for s in SETTINGS:
         if s.env is None or s.kind == "choice":
             continue

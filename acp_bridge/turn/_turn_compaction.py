@@ -1,0 +1,98 @@
+"""When a turn compacts its history (COMPACT-002): near the window, and on an overflow.
+
+`TurnCompaction` belongs to one turn. The model caller asks it `before_call` (the context in
+use, from the last call's usage, reached the budget's threshold: compact first) and, when a
+request failed as `context_length_exceeded`, `recover` (compact, then the same model call
+sends its request again, smaller). An overflow is never retried as it is: without a
+compaction that succeeded it ends the turn like any final fault. Each model call recovers at
+most twice; a window the provider named smaller than the budget's is adopted.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from acp_bridge.providers import ModelStreamError
+from acp_bridge.turn._attempt import AttemptState, ModelCall
+from acp_bridge.turn._compaction import CompactionRecord
+from acp_bridge.turn._compactor import CompactionFailed, compact
+from acp_bridge.turn._request import NoJournal, TurnRequest
+
+__all__ = ["TurnCompaction"]
+
+logger = logging.getLogger(__name__)
+
+_RECOVERIES_PER_CALL = 2
+
+
+class TurnCompaction:
+    """The compactions of one turn (none when the request has no `budget`)."""
+
+    def __init__(self, request: TurnRequest, id_prefix: str) -> None:
+        self.request = request
+        self.id_prefix = id_prefix
+        self.records: list[CompactionRecord] = []
+        self._made = 0
+        self._recoveries: dict[int, int] = {}
+
+    def observe(self, call: ModelCall) -> None:
+        """After a model call: its kept attempt's usage is the context in use now."""
+        budget = self.request.budget
+        if budget is None:
+            return
+        kept = next((a for a in call.attempts if a.state is AttemptState.COMPLETED), None)
+        if kept is not None:
+            budget.observe(kept.usage, self.request.history)
+
+    async def before_call(self, model_call: int) -> None:
+        """Compacts first when the context in use reached the threshold. A failed compaction
+        is told and logged; the call goes ahead (an overflow then ends the turn)."""
+        budget = self.request.budget
+        if budget is None or not budget.due():
+            return
+        try:
+            await self._compact("threshold", model_call)
+        except CompactionFailed as error:
+            logger.warning("compaction before model call %d failed: %s", model_call, error)
+
+    async def recover(self, error: ModelStreamError, model_call: int) -> bool:
+        """After `context_length_exceeded`: True when the history was compacted, so the
+        request may go again; False ends the turn with the overflow."""
+        budget = self.request.budget
+        if budget is None:
+            return False
+        tries = self._recoveries.get(model_call, 0)
+        if tries >= _RECOVERIES_PER_CALL:
+            return False
+        self._recoveries[model_call] = tries + 1
+        named = error.context[1] if error.context else None
+        if named is not None and 0 < named < budget.window:
+            budget.named_window = named  # the provider knows its window better than a table
+        try:
+            return await self._compact(error.kind.value, model_call) is not None
+        except CompactionFailed as failure:
+            logger.warning("compaction after an overflow failed: %s", failure)
+            return False
+
+    async def _compact(self, trigger: str, model_call: int) -> CompactionRecord | None:
+        request = self.request
+        assert request.budget is not None
+        self._made += 1
+        journal = request.journal or NoJournal()
+        record = await compact(
+            request.history,
+            budget=request.budget,
+            provider=request.provider,
+            model=request.model,
+            sink=request.sink,
+            journal=journal.compacted,
+            compaction_id=f"{self.id_prefix}-c{self._made}",
+            trigger=trigger,
+            before_model_call=model_call,
+            policy=request.policy,
+            sleep=request.sleep,
+            random=request.random,
+        )
+        if record is not None:
+            self.records.append(record)
+        return record
