@@ -3,7 +3,8 @@
 Issue 11 item 5 measured, per 300 racing calls, 24-43 escapes for read, write and list and 1
 for edit. Here an adversary process keeps exchanging a directory of the workspace with a
 symbolic link to an outside directory (``renameat2(RENAME_EXCHANGE)``: the name is always one
-or the other, never missing) while each tool is called 2000 times. An escape is any text from
+or the other, never missing) while each tool (read, write, edit, list, and search_files on
+ripgrep and on the Python engine) is called 2000 times. An escape is any text from
 outside in what a tool returned, or any change to the outside tree. Refusals ("is a symbolic
 link now", "outside the workspace") are the expected outcome of a lost race.
 """
@@ -20,7 +21,7 @@ from anyio.abc import Process
 
 from acp_bridge._json import JsonObject
 from acp_bridge.errors import ToolError
-from acp_bridge.tools import EditFile, ListDirectory, ReadFile, WriteFile
+from acp_bridge.tools import EditFile, ListDirectory, ReadFile, SearchFiles, WriteFile
 from acp_bridge.tools._base import Tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.requirement("WS-RACE-001")]
@@ -83,10 +84,16 @@ def _calls(name: str, index: int) -> tuple[Tool, JsonObject]:
     if name == "edit":
         old, new = ("secret", "SECRET") if index % 2 else ("SECRET", "secret")
         return EditFile(), {"path": "d/sub/secret.txt", "old_text": old, "new_text": new}
+    if name.startswith("search"):
+        engine = "python" if name == "search-python" else "auto"  # auto: ripgrep when installed
+        return SearchFiles(engine=engine), {
+            "pattern": "secret",
+            "path": "d" if index % 2 else "d/sub",
+        }
     return ListDirectory(), {"path": "d/sub" if index % 2 else "d"}
 
 
-@pytest.mark.parametrize("name", ["read", "write", "edit", "list"])
+@pytest.mark.parametrize("name", ["read", "write", "edit", "list", "search", "search-python"])
 async def test_thousands_of_racing_calls_escape_nothing(racing: Path, make_ctx, name: str) -> None:
     before = _tree(racing)
     ctx = make_ctx()
