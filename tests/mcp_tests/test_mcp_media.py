@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import base64
 import itertools
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.from_thread
+import anyio.to_thread
 import pytest
 from bridge import running_bridge, scripted_config
 from daily.test_daily_instructions import PROVIDERS
@@ -186,14 +190,33 @@ async def test_server_filesystem_is_confined_to_the_sessions_roots(tmp_path: Pat
     node = shutil.which("node")
     assert node is not None
     entry = npm_servers() / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
-    files = {"name": "files", "command": node, "args": [str(entry)], "env": []}
+    # The server applies the roots it asked for asynchronously, after our answer; a call that
+    # comes first is refused. A model takes seconds to call; the scripted one does not, so the
+    # prompt waits for the server's own word that it took the roots (its stderr, via a FIFO).
+    log = tmp_path / "files.stderr"
+    os.mkfifo(log)
+    wrapped = ["-c", 'exec "$0" "$1" 2>"$2"', node, str(entry), str(log)]
+    files = {"name": "files", "command": "/bin/sh", "args": wrapped, "env": []}
+    took_roots = anyio.Event()
+
+    def drain() -> None:  # until the server exits, so its stderr never blocks it
+        with log.open("rb") as err:
+            for line in err:
+                if b"Updated allowed directories from MCP roots" in line:
+                    anyio.from_thread.run_sync(took_roots.set)
+
     config = scripted_config(tmp_path / "s", provider)
-    async with running_bridge(config, wait=MCP_WAIT) as ed:
-        await ed.initialize()
-        params = {"cwd": str(work), "additionalDirectories": [str(docs)], "mcpServers": [files]}
-        session = (await ed.call("session/new", params))["sessionId"]
-        reply = await ed.prompt(session, "read them")
-        assert reply["result"]["stopReason"] == "end_turn"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: anyio.to_thread.run_sync(drain, abandon_on_cancel=True))
+        async with running_bridge(config, wait=MCP_WAIT) as ed:
+            await ed.initialize()
+            params = {"cwd": str(work), "additionalDirectories": [str(docs)], "mcpServers": [files]}
+            session = (await ed.call("session/new", params))["sessionId"]
+            with anyio.fail_after(MCP_WAIT):
+                await took_roots.wait()
+            reply = await ed.prompt(session, "read them")
+            assert reply["result"]["stopReason"] == "end_turn"
+        tg.cancel_scope.cancel()
     (hello, guide, secret) = provider.tool_results()
     assert hello[1].strip() == "hello from the workspace"
     assert guide[1].strip() == "# guide"
