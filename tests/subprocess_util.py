@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+import pytest
 from npm_oracles import NPM_DIR, installed
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "bridge_argv",
     "console_script",
     "isolated_env",
+    "require_mount_namespace",
     "run_bounded",
     "split_transcript",
 ]
@@ -53,6 +56,25 @@ WAIT_SECONDS = 30.0
 # environment; a black-box test starts from none of them.
 _BRIDGE_ENV_PREFIXES = ("ACP_BRIDGE_",)
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def require_mount_namespace(what: str) -> None:
+    """Tests that give the bridge a mount of its own (`unshare -rm`: tmpfs, bind mounts; no
+    root needed) need user and mount namespaces: skipped without them, failed under CI."""
+    works = shutil.which("unshare") is not None and (
+        subprocess.run(
+            ["unshare", "-rm", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs tmpfs $d"],
+            capture_output=True,
+            check=False,
+            timeout=60,
+        ).returncode
+        == 0
+    )
+    if works:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"unshare -rm with {what} must work under CI (util-linux)")
+    pytest.skip(f"needs `unshare -rm` and {what} (util-linux, user namespaces)")
 
 
 def bridge_argv(*args: str) -> list[str]:

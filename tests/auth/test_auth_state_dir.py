@@ -4,15 +4,12 @@ error with `data` on the methods that need it, and everything else keeps serving
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge import running_bridge, scripted_config
-from subprocess_util import LineProcess, bridge_argv, isolated_env
+from subprocess_util import LineProcess, bridge_argv, isolated_env, require_mount_namespace
 
 from acp_bridge.agent._state_dir import check_state_dir
 
@@ -90,25 +87,10 @@ def test_the_command_says_it_once_on_stderr_and_keeps_serving(tmp_path: Path) ->
     ]
 
 
-def _unshare_works() -> bool:
-    if shutil.which("unshare") is None:
-        return False
-    probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs tmpfs $d"],
-        capture_output=True,
-        check=False,
-        timeout=60,
-    )
-    return probe.returncode == 0
-
-
 def _in_tmpfs(tmp_path: Path, setup: str) -> list[str]:
     """The bridge with its state on a tiny tmpfs of its own (a mount namespace: no root
     needed), prepared by `setup` (sh, with $D the mount point)."""
-    if not _unshare_works():
-        if os.environ.get("CI"):
-            pytest.fail("unshare -rm with a tmpfs mount must work under CI (util-linux)")
-        pytest.skip("needs `unshare -rm` and tmpfs mounts (util-linux, user namespaces)")
+    require_mount_namespace("tmpfs mounts")
     mount = tmp_path / "mnt"
     mount.mkdir()
     script = f'D={mount}; mount -t tmpfs -o size=256k tmpfs "$D" && {setup} && exec "$@"'

@@ -10,15 +10,13 @@ and the full story is on stderr.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge import running_bridge, scripted_config
-from subprocess_util import LineProcess, bridge_argv, isolated_env
+from subprocess_util import LineProcess, bridge_argv, isolated_env, require_mount_namespace
 
 from acp_bridge.sessions import SCHEMA_VERSION
 
@@ -114,27 +112,11 @@ async def test_an_unusable_file_is_named_with_the_fix_and_the_rest_serves(
         assert new["sessionId"]
 
 
-def _unshare_works() -> bool:
-    probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt 2>/dev/null || exit 1"],
-        capture_output=True,
-        timeout=60,
-    )
-    return probe.returncode == 0
-
-
 @pytest.mark.subprocess
 def test_a_read_only_ledger_file_is_named_with_the_fix(tmp_path: Path) -> None:
     """The state folder is writable; `effects.sqlite3` in it is on a read-only bind mount
     (a mount namespace of the bridge's own: neither root nor chmod, which root ignores)."""
-    try:
-        works = _unshare_works()
-    except FileNotFoundError:
-        works = False
-    if not works:
-        if os.environ.get("CI"):
-            pytest.fail("unshare -rm with bind mounts must work under CI (util-linux)")
-        pytest.skip("needs `unshare -rm` and bind mounts (util-linux, user namespaces)")
+    require_mount_namespace("bind mounts")
     state = tmp_path / "state"
     state.mkdir()
     ledger = state / "effects.sqlite3"
@@ -175,14 +157,7 @@ def test_a_disk_that_fills_mid_turn_names_the_file_and_runs_nothing_more(tmp_pat
     """The state on a 3 MiB tmpfs of the bridge's own: the model's first command fills it; the
     turn's next journal write fails, the turn ends with the file named and the fix, and the
     second command never runs."""
-    try:
-        works = _unshare_works()
-    except FileNotFoundError:
-        works = False
-    if not works:
-        if os.environ.get("CI"):
-            pytest.fail("unshare -rm with a tmpfs mount must work under CI (util-linux)")
-        pytest.skip("needs `unshare -rm` and tmpfs mounts (util-linux, user namespaces)")
+    require_mount_namespace("tmpfs mounts")
     mount, work = tmp_path / "mnt", tmp_path / "work"
     mount.mkdir()
     work.mkdir()
