@@ -19,8 +19,8 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._chunks import chunk_params
 from acp_bridge.agent._live import compaction_update, plan_update
-from acp_bridge.agent._sink import chunk_params
 from acp_bridge.agent._translate import _content, _location, update_model
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.sessions import (

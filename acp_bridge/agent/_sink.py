@@ -8,11 +8,11 @@ and every permission prompt first waits until the queued chunks are written, so 
 on the wire is the order of the turn. Leaving `running()` writes everything still queued:
 the prompt response always comes after the turn's last update (AGENT-ORDER-001).
 
-The queue is bounded (`MAX_QUEUED_CHARS` characters, `MAX_QUEUED_PIECES` chunks): once
-that much waits, `send_update` waits for the writer, so an editor that stops reading stops
-the turn from reading the model, and the provider's socket fills instead of our memory
-(backpressure, ROBUST-BP-001). With `merge=False` (the `merge_chunks` setting) every chunk
-is written as its own notification.
+The queue (`_chunks.ChunkBuffer`) is bounded (`MAX_QUEUED_CHARS` characters,
+`MAX_QUEUED_PIECES` chunks): once that much waits, `send_update` waits for the writer, so
+an editor that stops reading stops the turn from reading the model, and the provider's
+socket fills instead of our memory (backpressure, ROBUST-BP-001). With `merge=False` (the
+`merge_chunks` setting) every chunk is written as its own notification.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from json.encoder import encode_basestring
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
 import anyio
 
-from acp_bridge._json import JsonObject
+from acp_bridge.agent._chunks import ChunkBuffer, chunk_params, chunk_template, queueable
 from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
 from acp_bridge.errors import PeerError, PeerGone
@@ -38,27 +38,13 @@ from acp_bridge.turn import (
     ToolCallShown,
     TurnUpdate,
 )
-from acp_bridge.wire import encode
 
 if TYPE_CHECKING:
     from acp_bridge import protocol as acp
 else:
     from acp_bridge.agent._lazy import acp
 
-__all__ = [
-    "MAX_QUEUED_CHARS",
-    "MAX_QUEUED_PIECES",
-    "ChunkBuffer",
-    "PeerTurnSink",
-    "chunk_params",
-    "chunk_template",
-    "send_session_update",
-]
-
-MAX_QUEUED_CHARS = 1024 * 1024
-"""Most chunk text queued behind a busy writer before the turn waits for the editor."""
-MAX_QUEUED_PIECES = 16 * 1024
-"""Most chunks queued behind a busy writer (tiny deltas cost an object each)."""
+__all__ = ["PeerTurnSink", "send_session_update"]
 
 _FLUSH_ON_EXIT = 30.0
 _log = logging.getLogger("acp_bridge.agent")
@@ -70,83 +56,6 @@ async def send_session_update(
     """Writes one `session/update` notification and returns once it is on the wire."""
     note = acp.SessionNotification(session_id=session_id, update=update)
     await peer.notify("session/update", acp.to_wire(note))
-
-
-def chunk_params(session_id: str, chunk: AgentText | AgentThought) -> JsonObject:
-    """The `session/update` params of a chunk, built directly (the per-chunk hot path).
-
-    Equal to the pydantic path's output (a test holds them equal, and every test validates
-    the wire against the official schema).
-    """
-    kind = "agent_message_chunk" if isinstance(chunk, AgentText) else "agent_thought_chunk"
-    update: JsonObject = {
-        "sessionUpdate": kind,
-        "content": {"type": "text", "text": chunk.text},
-        "messageId": chunk.message_id,
-    }
-    if isinstance(chunk, AgentText) and chunk.reset is not None:
-        update["_meta"] = chunk.reset.to_meta()
-    return {"sessionId": session_id, "update": update}
-
-
-def chunk_template(session_id: str, chunk: AgentText | AgentThought) -> tuple[str, str]:
-    """The JSON-RPC line of a chunk of this message around its text, as (before, after):
-    `before + encode_basestring(text) + after` is exactly `encode` of the notification with
-    `chunk_params` (a test holds them equal), so a chunk costs one string escape."""
-    marker = "\x00text\x00"
-    params = chunk_params(session_id, type(chunk)(marker, chunk.message_id))
-    line = encode({"jsonrpc": "2.0", "method": "session/update", "params": params}).decode()
-    before, after = line.split(encode_basestring(marker), 1)
-    return before, after
-
-
-class ChunkBuffer:
-    """Queued chunks, consecutive ones of the same kind and message merged (sans-IO).
-
-    `merge=False` keeps every chunk as it came. `full` turns True at `MAX_QUEUED_CHARS`
-    characters or `MAX_QUEUED_PIECES` chunks, whichever comes first.
-    """
-
-    __slots__ = ("_items", "_merge", "pieces", "size")
-
-    def __init__(self, *, merge: bool = True) -> None:
-        # At most MAX_QUEUED_PIECES pieces in all: a plain list of them is bounded.
-        self._items: list[tuple[type[AgentText | AgentThought], str, list[str]]] = []
-        self._merge = merge
-        self.size = 0
-        """Characters queued."""
-        self.pieces = 0
-        """Chunks queued."""
-
-    def __bool__(self) -> bool:
-        return bool(self._items)
-
-    @property
-    def full(self) -> bool:
-        return self.size >= MAX_QUEUED_CHARS or self.pieces >= MAX_QUEUED_PIECES
-
-    def add(self, chunk: AgentText | AgentThought) -> None:
-        kind = type(chunk)
-        items = self._items
-        self.size += len(chunk.text)
-        self.pieces += 1
-        # Compared field by field (no tuple slices): this runs once per queued chunk.
-        if self._merge and items and items[-1][0] is kind and items[-1][1] == chunk.message_id:
-            items[-1][2].append(chunk.text)
-        else:
-            items.append((kind, chunk.message_id, [chunk.text]))
-
-    def take(self) -> list[AgentText | AgentThought]:
-        items, self._items = self._items, []
-        self.size = self.pieces = 0
-        return [kind(text="".join(parts), message_id=mid) for kind, mid, parts in items]
-
-
-def _queueable(update: TurnUpdate) -> TypeGuard[AgentText | AgentThought]:
-    # A reset chunk is written at once: the editor must drop partial output during back-off.
-    if isinstance(update, AgentText):
-        return update.reset is None
-    return isinstance(update, AgentThought)
 
 
 class PeerTurnSink:
@@ -258,7 +167,7 @@ class PeerTurnSink:
     # -- TurnSink ------------------------------------------------------------------------
 
     async def send_update(self, update: TurnUpdate) -> None:
-        if self._writer_running and _queueable(update):
+        if self._writer_running and queueable(update):
             self._buffer.add(update)
             if self._idle.is_set():
                 self._idle = anyio.Event()

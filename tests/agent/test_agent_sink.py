@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_bridge import protocol as acp
-from acp_bridge.agent._sink import ChunkBuffer, PeerTurnSink, chunk_params, chunk_template
+from acp_bridge.agent._chunks import ChunkBuffer, chunk_params, chunk_template
+from acp_bridge.agent._sink import PeerTurnSink
 from acp_bridge.agent._translate import update_model
 from acp_bridge.errors import PeerGone
 from acp_bridge.turn import AgentText, AgentThought, ResetMarker

@@ -18,7 +18,7 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from acp_bridge.agent import AgentConfig, serve
-from acp_bridge.agent._sink import MAX_QUEUED_CHARS, MAX_QUEUED_PIECES, ChunkBuffer
+from acp_bridge.agent._chunks import MAX_QUEUED_CHARS, MAX_QUEUED_PIECES, ChunkBuffer
 from acp_bridge.providers import Finish, FinishReason, TextDelta, TextParts, UserTurn
 from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider, SseDecoder, SseEvent
 from acp_bridge.sessions import Owner, SessionRecord, SessionStore, TurnRecorder

@@ -13,7 +13,8 @@ import pytest
 
 from loopback_http import LoopbackServer, Reply, Send, WaitFor, drain, sse
 
-from acp_bridge.agent._sink import MAX_QUEUED_CHARS, PeerTurnSink
+from acp_bridge.agent._chunks import MAX_QUEUED_CHARS
+from acp_bridge.agent._sink import PeerTurnSink
 from acp_bridge.providers import FaultKind, ModelRequest, UserTurn
 from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider
 from acp_bridge.turn import AgentText

@@ -13,8 +13,9 @@ classified `ModelStreamError`. What every adapter guarantees:
 - a `ThoughtDelta` that carries a `signature` or `redacted_data` ends a thought block.
 
 Layout: `_sse` (sans-IO SSE), `_classify` (statuses and error bodies), `_transport`
-(httpx, timeouts, the exception boundary, tracing), `_provider` (the shared skeleton),
-`_<provider>` (request rendering) and `_<provider>_stream` (sans-IO stream decoders).
+(httpx, timeouts), `_failures` (the exception boundary), `_trace` (tracing), `_provider`
+(the shared skeleton), `_<provider>` (request rendering) and `_<provider>_stream` (sans-IO
+stream decoders).
 """
 
 from acp_bridge.providers.http._anthropic import AnthropicProvider
@@ -32,7 +33,8 @@ from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions, TraceSink
 from acp_bridge.providers.http._provider import HttpModelProvider
 from acp_bridge.providers.http._sse import RawJson, SseComment, SseDecoder, SseEvent, SseItem
-from acp_bridge.providers.http._transport import StreamDecoder, WireRequest, redact_headers
+from acp_bridge.providers.http._trace import redact_headers
+from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 
 __all__ = [
     "AnthropicProvider",

@@ -13,13 +13,13 @@ items of our own SSE decoder. Contract of `HttpTransport.stream`:
 - a non-2xx status is classified from its status, headers and error body;
 - after the terminal marker the rest of the body is drained briefly (bounded), so the
   connection can go back to the pool;
-- the trace hook sees every request (auth headers redacted) and every received SSE item.
+- the trace hook sees every request (auth headers redacted) and every received SSE item
+  (`_trace`); the errors are built in `_failures`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -29,23 +29,16 @@ import anyio
 import httpx
 
 import acp_bridge
-from acp_bridge._json import JsonObject, JsonValue
-from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
+from acp_bridge._json import JsonObject
+from acp_bridge.providers._errors import ModelStreamError, Phase
 from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
-from acp_bridge.providers.http._classify import error_from_status, scrub
-from acp_bridge.providers.http._hints import connect_failure, status_hint
+from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain
 from acp_bridge.providers.http._options import HttpProviderOptions
-from acp_bridge.providers.http._sse import RawJson, SseComment, SseDecoder, SseEvent, SseItem
-from acp_bridge.providers.http._urls import install_log_redaction, redact_url
+from acp_bridge.providers.http._sse import SseDecoder, SseItem
+from acp_bridge.providers.http._trace import ProviderTrace
+from acp_bridge.providers.http._urls import install_log_redaction
 
-__all__ = ["HttpTransport", "StreamDecoder", "WireRequest", "redact_headers"]
-
-logger = logging.getLogger(__name__)
-
-_ERROR_BODY_LIMIT = 64 * 1024
-_DRAIN_TIMEOUT = 0.25
-_SECRET_HEADER_PARTS = ("auth", "key", "token", "secret", "cookie", "session")
-_REDACTED = "[redacted]"
+__all__ = ["HttpTransport", "StreamDecoder", "WireRequest"]
 # Events that do not count as "the model said something" for the first-token timeout.
 _NOT_SEMANTIC = (StreamStart, Usage)
 # No compression for streams: a compressing proxy would hold deltas back, and the raw body
@@ -92,14 +85,6 @@ class StreamDecoder(Protocol):
     def end(self) -> list[StreamEvent]: ...
 
 
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers safe to trace or log: anything that can carry a credential is replaced."""
-    return {
-        name: _REDACTED if any(part in name.lower() for part in _SECRET_HEADER_PARTS) else value
-        for name, value in headers.items()
-    }
-
-
 class HttpTransport:
     """The HTTP side of one provider instance: its client, timeouts and trace hook."""
 
@@ -107,7 +92,8 @@ class HttpTransport:
         self._provider = provider
         self._options = options
         self._client: httpx.AsyncClient | None = None
-        self._trace_failed = False
+        self._trace = ProviderTrace(provider, options.trace)
+        self._fail = StreamFailures(provider, options)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -154,8 +140,8 @@ class HttpTransport:
             headers={**_BASE_HEADERS, **wire.headers, **self._options.extra_headers},
             content=wire.content,
         )
-        if self._options.trace is not None:
-            self._trace_request(request, wire.body, attempt)
+        if self._trace.enabled:
+            self._trace.request(request, wire.body, attempt)
         phase = Phase.CONNECT
         response: httpx.Response | None = None
         chunks: AsyncIterator[bytes] | None = None
@@ -164,14 +150,16 @@ class HttpTransport:
                 with anyio.CancelScope(deadline=first_deadline) as scope:
                     response = await client.send(request, stream=True)
                 if response is None or scope.cancelled_caught:
-                    raise self._first_token_timeout(phase)
-                await self._check_status(response, attempt)
+                    raise self._fail.first_token_timeout(phase)
+                self._trace.response(response, attempt)
+                if not response.is_success:
+                    raise await self._fail.status_error(response)
                 phase = Phase.STREAM
                 sse = SseDecoder()
                 # Raw bytes unless the server compressed anyway (then httpx decodes).
                 encoded = response.headers.get("content-encoding", "identity") != "identity"
                 chunks = response.aiter_bytes() if encoded else response.aiter_raw()
-                tracing = self._options.trace is not None  # frozen options: checked once
+                tracing = self._trace.enabled  # frozen options: checked once
                 # A chunk that is one plain event skips the SSE items (the trace needs them).
                 plain = None if tracing else sse.plain
                 budget = self._options.max_output_bytes  # ROBUST-OUT-001: bytes left
@@ -190,12 +178,12 @@ class HttpTransport:
                         with anyio.CancelScope(deadline=first_deadline) as scope:
                             chunk = await anext(chunks, None)
                         if scope.cancelled_caught:
-                            raise self._first_token_timeout(phase)
+                            raise self._fail.first_token_timeout(phase)
                     data = None
                     if chunk is not None:
                         budget -= len(chunk)
                         if budget < 0:
-                            raise self._output_cap()
+                            raise self._fail.output_cap()
                         if plain is not None:
                             data = plain(chunk)
                     produced = False
@@ -212,7 +200,7 @@ class HttpTransport:
                         items = sse.end() if chunk is None else sse.feed(chunk)
                         for item in items:
                             if tracing:
-                                self._trace_item(item, attempt)
+                                self._trace.item(item, attempt)
                             for event in decoder.feed(item):
                                 if not semantic:
                                     semantic = not isinstance(event, _NOT_SEMANTIC)
@@ -229,217 +217,21 @@ class HttpTransport:
                         now = anyio.current_time()
                         quiet_since = min(quiet_since, now)
                         if now - quiet_since >= self._options.idle_timeout:
-                            raise self._idle_timeout(phase, keep_alive=True)
+                            raise self._fail.idle_timeout(phase, keep_alive=True)
                     if chunk is None:
                         for event in decoder.end():
                             yield event
                         return
             except httpx.HTTPError as exc:
-                raise self._transport_error(exc, phase) from exc
+                raise self._fail.transport_error(exc, phase) from exc
         except ModelStreamError as exc:
-            self._trace(
-                attempt,
-                type="provider_error",
-                fault=exc.kind.value,
-                phase=exc.phase.value,
-                retryable=exc.retryable,
-                status=exc.status,
-                message=exc.message,
-            )
+            self._trace.error(exc, attempt)
             raise
         finally:
             with anyio.CancelScope(shield=True):
                 if chunks is not None:
                     if decoder.done:
-                        await _drain(chunks)
-                    await _close_iterator(chunks)
+                        await drain(chunks)
+                    await close_iterator(chunks)
                 if response is not None:
                     await response.aclose()
-
-    async def _check_status(self, response: httpx.Response, attempt: int) -> None:
-        """Trace the response head; raise the classified error of a non-2xx status."""
-        self._trace(
-            attempt,
-            type="provider_response",
-            status=response.status_code,
-            headers=_traced_headers(response.headers),
-        )
-        if response.is_success:
-            return
-        body = await _read_limited(response)
-        error = error_from_status(
-            self._provider,
-            response.status_code,
-            response.headers,
-            body,
-            secret=self._options.api_key,
-        )
-        if response.status_code in (401, 403, 404):  # the URL asked and the fix (CONF-ERR-003)
-            hint = status_hint(self._provider, response.status_code, str(response.request.url))
-            error.message = f"{error.message.rstrip('.')}. {hint[:1].upper()}{hint[1:]}"
-            error.args = (error.message,)
-        raise error
-
-    def _idle_timeout(
-        self, phase: Phase, *, where: str = "the server", keep_alive: bool = False
-    ) -> ModelStreamError:
-        what = "only keep-alives" if keep_alive else "no data"
-        return ModelStreamError(
-            FaultKind.IDLE_TIMEOUT,
-            f"{self._provider}: {what} from {where} for {self._options.idle_timeout:g} s",
-            phase=phase,
-        )
-
-    def _first_token_timeout(self, phase: Phase) -> ModelStreamError:
-        return ModelStreamError(
-            FaultKind.FIRST_TOKEN_TIMEOUT,
-            f"{self._provider}: no output within {self._options.first_token_timeout:g} s",
-            phase=phase,
-        )
-
-    def _transport_error(self, exc: httpx.HTTPError, phase: Phase) -> ModelStreamError:
-        """The one place where httpx exceptions are classified (model-streams.md §5)."""
-        where = _origin(exc)
-        text = str(exc)
-        detail = scrub(
-            f"{type(exc).__name__}: {text}" if text else type(exc).__name__, self._options.api_key
-        )
-        if isinstance(exc, httpx.ReadTimeout):
-            return self._idle_timeout(phase, where=where)
-        if isinstance(exc, httpx.ConnectError):
-            reason, sentence, retryable = connect_failure(exc, str(exc.request.url))
-            return ModelStreamError(
-                FaultKind.CONNECTION_FAILED,
-                f"{self._provider}: {sentence}"
-                if reason != "unreachable"
-                else f"{self._provider}: could not reach {where} ({detail})",
-                phase=Phase.CONNECT,
-                retryable=retryable,
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            return ModelStreamError(
-                FaultKind.CONNECTION_FAILED,
-                f"{self._provider}: could not reach {where} ({detail})",
-                phase=Phase.CONNECT,
-            )
-        if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
-            return ModelStreamError(
-                FaultKind.PROVIDER_ERROR,
-                f"{self._provider}: cannot send to {where} ({detail})",
-                phase=Phase.CONNECT,
-                retryable=False,
-            )
-        if phase is Phase.CONNECT:
-            return ModelStreamError(
-                FaultKind.CONNECTION_FAILED,
-                f"{self._provider}: {where} closed the connection before answering ({detail})",
-                phase=Phase.CONNECT,
-            )
-        return ModelStreamError(
-            FaultKind.STREAM_INTERRUPTED,
-            f"{self._provider}: the stream from {where} broke ({detail})",
-            phase=Phase.STREAM,
-        )
-
-    def _output_cap(self) -> ModelStreamError:
-        limit = self._options.max_output_bytes
-        return ModelStreamError(  # final: the same request would stream as much again
-            FaultKind.PROVIDER_ERROR,
-            f"{self._provider}: the model call streamed more than max_output_bytes ({limit} "
-            "bytes) and was stopped; raise max_output_bytes (ACP_BRIDGE_MAX_OUTPUT_BYTES or "
-            "the config key max_output_bytes) if the model really writes that much",
-            phase=Phase.STREAM,
-            retryable=False,
-        )
-
-    def _trace_request(self, request: httpx.Request, body: JsonObject, attempt: int) -> None:
-        self._trace(
-            attempt,
-            type="provider_request",
-            method=request.method,
-            url=redact_url(request.url),  # ROBUST-URL-002
-            headers=_traced_headers(request.headers),
-            body=body,
-        )
-
-    def _trace_item(self, item: SseItem, attempt: int) -> None:
-        if self._options.trace is None:
-            return
-        if isinstance(item, SseEvent):
-            self._trace(
-                attempt,
-                type="provider_event",
-                event=item.event,
-                data=item.data,
-                fields=dict(item.fields),
-                terminated=item.terminated,
-            )
-        elif isinstance(item, SseComment):
-            self._trace(attempt, type="provider_comment", text=item.text)
-        elif isinstance(item, RawJson):
-            self._trace(attempt, type="provider_raw_json", text=item.text, complete=item.complete)
-
-    def _trace(self, attempt: int, **record: JsonValue) -> None:
-        sink = self._options.trace
-        if sink is None:
-            return
-        try:
-            sink({**record, "provider": self._provider, "attempt": attempt})
-        except Exception:
-            # A broken trace file must not break the model stream; say so once.
-            if not self._trace_failed:
-                self._trace_failed = True
-                logger.warning("provider trace hook failed; tracing continues", exc_info=True)
-
-
-def _traced_headers(headers: Mapping[str, str]) -> dict[str, JsonValue]:
-    return dict(redact_headers(headers))
-
-
-def _origin(exc: httpx.HTTPError) -> str:
-    try:
-        url = exc.request.url
-    except RuntimeError:
-        return "the server"
-    return f"{url.host}:{url.port}" if url.port else url.host
-
-
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
-    """Read what follows the terminal marker, so the connection can be reused.
-
-    Usually only the body's last chunk is left, already buffered. Bounded, and a failure
-    here changes nothing: the attempt is complete.
-    """
-    with anyio.move_on_after(_DRAIN_TIMEOUT):
-        try:
-            async for _ in chunks:
-                pass
-        except httpx.HTTPError:
-            logger.debug("the stream broke after its terminal marker", exc_info=True)
-
-
-async def _read_limited(response: httpx.Response) -> bytes:
-    """At most 64 KiB of an error body; a cut error body still yields what arrived."""
-    parts: list[bytes] = []
-    size = 0
-    chunks = response.aiter_bytes()
-    try:
-        async for chunk in chunks:
-            parts.append(chunk)
-            size += len(chunk)
-            if size >= _ERROR_BODY_LIMIT:
-                break
-    except httpx.HTTPError:
-        logger.debug("error body of HTTP %s was cut", response.status_code)
-    finally:
-        await _close_iterator(chunks)
-    return b"".join(parts)[:_ERROR_BODY_LIMIT]
-
-
-async def _close_iterator(iterator: AsyncIterator[bytes]) -> None:
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        try:
-            await aclose()
-        except httpx.HTTPError:
-            logger.debug("closing a broken response stream failed", exc_info=True)
