@@ -23,15 +23,15 @@ from acp_bridge.jsonrpc._envelope import (
     classify,
 )
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire, validation_details
-from acp_bridge.jsonrpc._peer import (
+from acp_bridge.jsonrpc._handler import (
     CANCEL_REQUEST,
     Handler,
-    JsonRpcPeer,
     Reply,
     RequestObserver,
     Tracer,
     current_request_id,
 )
+from acp_bridge.jsonrpc._peer import JsonRpcPeer
 
 __all__ = [
     "AUTH_REQUIRED",

@@ -21,23 +21,18 @@ Contract:
 
 from __future__ import annotations
 
-import contextvars
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Callable
 
 import anyio
 from anyio.abc import TaskGroup
 
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     REQUEST_CANCELLED,
-    PeerError,
     PeerGone,
     quote,
 )
@@ -50,76 +45,23 @@ from acp_bridge.jsonrpc._envelope import (
     classify,
 )
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire
-from acp_bridge.jsonrpc._limits import params_problem, scrub
-from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport, encode
-
-if TYPE_CHECKING:
-    import jsonrpc_base
-
-__all__ = [
-    "CANCEL_REQUEST",
-    "Handler",
-    "JsonRpcPeer",
-    "Reply",
-    "RequestObserver",
-    "Tracer",
-    "current_request_id",
-]
-
-CANCEL_REQUEST = "$/cancel_request"
-_log = logging.getLogger("acp_bridge.jsonrpc")
-_CURRENT_REQUEST: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
-    "acp_bridge_jsonrpc_request", default=None
+from acp_bridge.jsonrpc._handler import (
+    CANCEL_REQUEST,
+    Handler,
+    Reply,
+    RequestObserver,
+    Tracer,
+    set_current_request_id,
+    traced,
 )
+from acp_bridge.jsonrpc._limits import params_problem
+from acp_bridge.jsonrpc._outbound import Outbound
+from acp_bridge.jsonrpc._writer import LineWriter
+from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport
 
+__all__ = ["JsonRpcPeer"]
 
-def current_request_id() -> RequestId | None:
-    """The id of the inbound request whose handler is running (None outside a handler)."""
-    return _CURRENT_REQUEST.get()
-
-
-Tracer = Callable[[str, JsonValue], None]
-"""Called with ("in" | "out", message) for every message, before handling / after encoding."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """A handler's result plus work that must happen after the response is written."""
-
-    result: JsonValue
-    then: Callable[[], Awaitable[None]] | None = None
-
-
-class Handler(Protocol):
-    """What the layer above provides.
-
-    `handle_request` returns the result (or a `Reply`) or raises; raise
-    `acp_bridge.errors.MethodNotFound` for a method it does not know. `handle_notification`
-    must not raise for unknown methods (notifications are never answered).
-    """
-
-    async def handle_request(self, method: str, params: JsonValue) -> JsonValue | Reply: ...
-
-    async def handle_notification(self, method: str, params: JsonValue) -> None: ...
-
-
-@runtime_checkable
-class RequestObserver(Protocol):
-    """Optional for a `Handler`: told of each inbound request as soon as it is read.
-
-    Called synchronously in read order, before the request's task is scheduled and before
-    any later line is read; it must not block, and what it raises is logged and ignored.
-    """
-
-    def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None: ...
-
-
-@dataclass(slots=True)
-class _Pending:
-    request: jsonrpc_base.Request
-    done: anyio.Event = field(default_factory=anyio.Event)
-    response: JsonObject | None = None
-    gone: bool = False
+_log = logging.getLogger("acp_bridge.jsonrpc")
 
 
 class JsonRpcPeer:
@@ -137,10 +79,10 @@ class JsonRpcPeer:
         self._decoder = NdjsonDecoder(max_line_bytes)
         self._trace = trace
         self._drain_timeout = drain_timeout
-        self._write_lock = anyio.Lock(fast_acquire=True)  # per-message hot path
+        self._writer = LineWriter(transport, trace, self._stopped_reading)
+        self._send = self._writer.send  # bound once: every message goes through it
         self._inflight: dict[RequestId, anyio.CancelScope] = {}
-        self._pending: dict[RequestId, _Pending] = {}
-        self._next_id = 0
+        self._outbound = Outbound()
         self._closed = False
         self._tg: TaskGroup | None = None
         self._drained = anyio.Event()
@@ -161,7 +103,7 @@ class JsonRpcPeer:
                 await self._read_loop(handler, tg)
             finally:
                 self._closed = True
-                self._fail_pending()
+                self._outbound.fail_all()
             with anyio.move_on_after(self._drain_timeout) as drain:
                 if self._running:
                     await self._drained.wait()
@@ -184,7 +126,7 @@ class JsonRpcPeer:
                 if isinstance(item, BadFrame):
                     await self._send_error(None, PARSE_ERROR, f"Parse error: {item.reason}")
                     continue
-                self._traced("in", item.value)
+                traced(self._trace, "in", item.value)
                 await self._dispatch(classify(item.value), handler, tg)
             if eof:
                 return
@@ -223,7 +165,7 @@ class JsonRpcPeer:
             else:
                 tg.start_soon(self._run_notification, message, handler)
         elif isinstance(message, Response):
-            self._resolve(message)
+            self._outbound.resolve(message)
         elif isinstance(message, Invalid):
             await self._send_error(
                 message.id, INVALID_REQUEST, f"Invalid request: {message.reason}"
@@ -242,7 +184,7 @@ class JsonRpcPeer:
     async def _answer(self, request: Request, handler: Handler, scope: anyio.CancelScope) -> None:
         reply: JsonValue | Reply = None
         error: JsonObject | None = None
-        _CURRENT_REQUEST.set(request.id)  # this task's own context (anyio copies it per task)
+        set_current_request_id(request.id)  # this task's own context
         try:
             with scope:
                 reply = await handler.handle_request(request.method, request.params)
@@ -292,53 +234,22 @@ class JsonRpcPeer:
         """
         if self._closed:
             raise PeerGone()
-        self._next_id += 1
-        request_id = self._next_id
-        # Imported on the first request to the peer, not at start (uuid, platform: STARTUP-001).
-        import jsonrpc_base
-
-        pending = _Pending(jsonrpc_base.Request(method, params, request_id))
-        self._pending[request_id] = pending
+        request_id, pending = self._outbound.open(method, params)
         try:
             await self._send(
                 {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
             )
             await pending.done.wait()
         except anyio.get_cancelled_exc_class():
-            if self._pending.pop(request_id, None) is not None and not self._closed:
+            if self._outbound.forget(request_id) and not self._closed:
                 # Courtesy cancel (ACP cancellation.mdx): shielded and bounded, so a stuck
                 # writer cannot keep a cancelled turn alive.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
                     await self.notify(CANCEL_REQUEST, {"requestId": request_id})
             raise
         finally:
-            self._pending.pop(request_id, None)
-        if pending.gone or pending.response is None:
-            raise PeerGone()
-        try:
-            result: JsonValue = pending.request.parse_response(pending.response)
-        except jsonrpc_base.ProtocolError as exc:
-            raise _peer_error(exc) from None
-        return result
-
-    def _resolve(self, response: Response) -> None:
-        pending = self._pending.get(response.id)
-        if pending is None:
-            _log.debug("response for unknown or abandoned request %r ignored", response.id)
-            return
-        message: JsonObject = {"jsonrpc": "2.0", "id": response.id}
-        # What the editor sent back is data (a file's text...): half characters become U+FFFD.
-        if response.error is not None:
-            message["error"] = scrub(response.error)
-        else:
-            message["result"] = scrub(response.result)
-        pending.response = message
-        pending.done.set()
-
-    def _fail_pending(self) -> None:
-        for pending in self._pending.values():
-            pending.gone = True
-            pending.done.set()
+            self._outbound.forget(request_id)
+        return pending.result()
 
     # -- writing -------------------------------------------------------------------------
 
@@ -348,38 +259,18 @@ class JsonRpcPeer:
         error = error_object(code, message, data)
         await self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
-    def _traced(self, direction: str, message: JsonValue) -> None:
-        if self._trace is None:
-            return
-        try:
-            self._trace(direction, message)
-        except Exception as exc:  # a trace is a diagnostic: it never ends the connection
-            _log.warning("could not trace a message (%s)", type(exc).__name__)
-
     async def notify_encoded(self, line: bytes, message: Callable[[], JsonObject]) -> None:
         """Writes a notification the caller encoded itself: `line` must be exactly
         `encode(message())` (the per-chunk hot path keeps a template per message);
         `message` is only called for the tracer."""
-        if self._trace is not None:
-            self._traced("out", message())
-        await self._write(line)
+        await self._writer.send_encoded(line, message)
 
-    async def _send(self, message: JsonObject) -> None:
-        data = encode(message)
-        self._traced("out", message)
-        await self._write(data)
-
-    async def _write(self, data: bytes) -> None:
-        async with self._write_lock:
-            try:
-                await self._transport.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                # The editor stopped reading: nothing more can be delivered.
-                self._closed = True
-                self._fail_pending()
-                if self._tg is not None:
-                    self._tg.cancel_scope.cancel()
-                raise PeerGone("the editor stopped reading") from None
+    def _stopped_reading(self) -> None:
+        """The editor stopped reading: nothing more can be delivered."""
+        self._closed = True
+        self._outbound.fail_all()
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
 
 
 def _single(exc: Exception) -> BaseException:
@@ -390,15 +281,3 @@ def _single(exc: Exception) -> BaseException:
             break
         exc = inner
     return exc
-
-
-def _peer_error(exc: jsonrpc_base.ProtocolError) -> PeerError:
-    args = exc.args
-    code = args[0] if args and isinstance(args[0], int) else INTERNAL_ERROR
-    message = args[1] if len(args) > 1 and isinstance(args[1], str) else str(exc)
-    data: JsonValue = None
-    if len(args) > 2 and isinstance(args[2], dict):
-        error = args[2].get("error")
-        if isinstance(error, dict):
-            data = error.get("data")
-    return PeerError(code, message, data)

@@ -1,0 +1,47 @@
+"""The peer's outgoing side: messages encoded and written whole, one at a time, in the order
+they were queued; a peer that stopped reading ends the connection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+
+from acp_bridge._json import JsonObject
+from acp_bridge.errors import PeerGone
+from acp_bridge.jsonrpc._handler import Tracer, traced
+from acp_bridge.wire import Transport, encode
+
+__all__ = ["LineWriter"]
+
+
+class LineWriter:
+    """Serialises writes to a transport; `on_gone` runs once the peer stopped reading."""
+
+    def __init__(
+        self, transport: Transport, trace: Tracer | None, on_gone: Callable[[], None]
+    ) -> None:
+        self._transport = transport
+        self._trace = trace
+        self._on_gone = on_gone
+        self._lock = anyio.Lock(fast_acquire=True)  # per-message hot path
+
+    async def send(self, message: JsonObject) -> None:
+        data = encode(message)
+        traced(self._trace, "out", message)
+        await self.write(data)
+
+    async def send_encoded(self, line: bytes, message: Callable[[], JsonObject]) -> None:
+        """Writes a message the caller encoded itself (`line` is `encode(message())`)."""
+        if self._trace is not None:
+            traced(self._trace, "out", message())
+        await self.write(line)
+
+    async def write(self, data: bytes) -> None:
+        async with self._lock:
+            try:
+                await self._transport.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                # The editor stopped reading: nothing more can be delivered.
+                self._on_gone()
+                raise PeerGone("the editor stopped reading") from None
