@@ -41,7 +41,7 @@ from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
 from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
 from acp_bridge.turn._runner import Turn, run_turn
 from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
-from acp_bridge.turn._tool_calls import ToolRun
+from acp_bridge.turn._tool_tracker import ToolRun
 from acp_bridge.turn._updates import (
     AgentText,
     AgentThought,

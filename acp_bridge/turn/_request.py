@@ -26,7 +26,7 @@ from acp_bridge.turn._compactor import ContextBudget
 from acp_bridge.turn._ledger import EffectLedger
 from acp_bridge.turn._permission import PermissionMemory, SessionMode
 from acp_bridge.turn._retry import RetryPolicy
-from acp_bridge.turn._tool_calls import ToolRun
+from acp_bridge.turn._tool_tracker import ToolRun
 from acp_bridge.turn._updates import TurnSink
 
 __all__ = [

@@ -12,17 +12,15 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from acp_bridge.errors import ToolError
-from acp_bridge.providers import ToolCall, ToolResult, clean_json, has_non_json
+from acp_bridge.providers import ToolCall, ToolResult, has_non_json
 from acp_bridge.tools._base import (
     TerminalContent,
     TextContent,
     Tool,
     ToolContent,
     ToolContext,
-    ToolKind,
     ToolOutcome,
 )
 from acp_bridge.tools._canonical import canonical_arguments
@@ -32,6 +30,7 @@ from acp_bridge.turn._crosscheck import JournalKnows, checked_lookup
 from acp_bridge.turn._effects import EffectKey, EffectSteps
 from acp_bridge.turn._ledger import EffectLedger, EffectState, LedgerUnavailable
 from acp_bridge.turn._permission import GateDecision, PermissionGate, PermissionVerdict
+from acp_bridge.turn._tool_tracker import ToolCallTracker
 from acp_bridge.turn._updates import (
     PlanShown,
     ToolCallChanged,
@@ -40,16 +39,9 @@ from acp_bridge.turn._updates import (
     TurnSink,
 )
 
-__all__ = ["ToolRun"]
+__all__ = ["ToolCallBatch"]
 
 logger = logging.getLogger(__name__)
-
-# TURN-UNKNOWN-001: what a call cut off while `Tool.run` ran is, for the model and the editor.
-OUTCOME_UNKNOWN = (
-    "Outcome unknown: the turn was cancelled while this tool call was running, so whether it "
-    "changed anything is unknown. Check before doing it again."
-)
-NOT_FINISHED = "Not finished: the turn was cancelled while this tool call was running."
 
 
 def _result(call: ToolCall, outcome: ToolOutcome) -> ToolResult:
@@ -58,33 +50,8 @@ def _result(call: ToolCall, outcome: ToolOutcome) -> ToolResult:
     return ToolResult(call.call_id, call.name, outcome.for_model, not outcome.ok, media)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolRun:
-    """What became of one tool call of a completed attempt (for the turn's report)."""
-
-    tool_call_id: str  # the bridge's id shown to the editor
-    call_id: str  # the model's id
-    name: str
-    status: ToolStatus
-    effect_key: str | None = None
-    ran: bool = False  # Tool.run was called
-    reused: bool = False  # a recorded outcome was reused instead of running (EFFECT-008)
-    asked: bool = False  # a permission prompt was sent
-
-
-@dataclass(frozen=True, slots=True)
-class _Running:
-    call: ToolCall
-    side_effect: bool
-    key: str | None
-
-    @property
-    def told(self) -> str:
-        return OUTCOME_UNKNOWN if self.side_effect else NOT_FINISHED
-
-
-class ToolCallBatch:
-    """Handles the calls of completed attempts of one turn; tracks what is still open."""
+class ToolCallBatch(ToolCallTracker):
+    """Handles the calls of completed attempts of one turn (what is still open: the tracker)."""
 
     def __init__(
         self,
@@ -104,21 +71,17 @@ class ToolCallBatch:
         before a call runs, ahead of its ledger `started` record (see `TurnJournal`);
         `journal_knows(effect_key)`, whether the journal recorded the key in an earlier run of
         the turn: a key it knows and the ledger does not is outcome unknown (EFFECT-LOST-001)."""
+        super().__init__(sink)
         self.turn_id = turn_id
         self.id_prefix = id_prefix
         self.session_id = session_id
         self.tools = tools
         self.make_context = make_context
-        self.sink = sink
         self.ledger = ledger
         self.gate = gate
         self.before_run = before_run
         self.journal_knows = journal_knows
         self.steps = EffectSteps()
-        self.runs: list[ToolRun] = []
-        self.open: list[str] = []  # shown, not yet completed/failed (cancellation cleanup)
-        self.results: list[ToolResult] = []  # of the batch being handled
-        self.running: dict[str, _Running] = {}  # Tool.run called and not returned yet
         self._count = 0
 
     async def handle(self, calls: Sequence[ToolCall]) -> bool:
@@ -247,8 +210,7 @@ class ToolCallBatch:
                 await self._fail(tool_call_id, call, f"Not run: {error}. Try again later.")
                 return True
         await self.sink.send_update(ToolCallChanged(tool_call_id, status=ToolStatus.IN_PROGRESS))
-        # From here its effect may begin (TURN-UNKNOWN-001).
-        self.running[tool_call_id] = _Running(call, tool.side_effect, context.effect_key)
+        self._start(tool_call_id, call, tool.side_effect, context.effect_key)
         try:
             outcome = await tool.run(call.arguments, context)
         except ToolError as error:
@@ -312,113 +274,3 @@ class ToolCallBatch:
             )
         )
         self._forget(shown.tool_call_id)
-
-    async def _reject(
-        self,
-        call: ToolCall,
-        shown: ToolCallShown,
-        key: EffectKey | None,
-        decision: GateDecision,
-    ) -> None:
-        closing = "Rejected."
-        if decision.unavailable is not None:
-            why = (
-                "The editor could not ask the user for permission "
-                f"({decision.unavailable}), so this call was not run."
-            )
-            closing = "Not run: the editor could not ask for permission."
-        elif decision.remembered:
-            why = "The user has chosen to always reject this kind of call, so it was not run."
-        else:
-            why = "The user rejected this tool call, so it was not run."
-        self.results.append(
-            ToolResult(
-                call.call_id,
-                call.name,
-                f"{why} Do not retry it unless the user asks.",
-                is_error=True,
-            )
-        )
-        self._record(call, shown, ToolStatus.FAILED, key, asked=decision.asked)
-        await self._close(shown.tool_call_id, ToolStatus.FAILED, closing)
-
-    # -- helpers ---------------------------------------------------------------------------
-
-    async def _send_shown(self, shown: ToolCallShown) -> None:
-        # Open only once written: a call whose tool_call never reached the editor (cancelled
-        # while queued behind chunks) never gets a tool_call_update (TURN-SHOWN-001).
-        await self.sink.send_update(shown)
-        self.open.append(shown.tool_call_id)
-
-    async def _show_fallback(
-        self, tool_call_id: str, call: ToolCall, title: str, kind: ToolKind = ToolKind.OTHER
-    ) -> None:
-        await self._send_shown(
-            ToolCallShown(
-                tool_call_id=tool_call_id,
-                title=title,
-                kind=kind,
-                raw_input=clean_json(call.arguments),  # TURN-JSON-001: never Infinity on the wire
-            )
-        )
-
-    async def _fail(self, tool_call_id: str, call: ToolCall, message: str) -> None:
-        self.results.append(ToolResult(call.call_id, call.name, message, is_error=True))
-        self.runs.append(ToolRun(tool_call_id, call.call_id, call.name, ToolStatus.FAILED))
-        await self._close(tool_call_id, ToolStatus.FAILED, message)
-
-    async def _close(self, tool_call_id: str, status: ToolStatus, message: str) -> None:
-        await self.sink.send_update(
-            ToolCallChanged(tool_call_id, status=status, content=(TextContent(message),))
-        )
-        self._forget(tool_call_id)  # after sending: a cancelled send is retried by fail_open
-
-    def _forget(self, tool_call_id: str) -> None:
-        if tool_call_id in self.open:
-            self.open.remove(tool_call_id)
-
-    def _record(
-        self,
-        call: ToolCall,
-        shown: ToolCallShown,
-        status: ToolStatus,
-        key: EffectKey | None,
-        *,
-        ran: bool = False,
-        reused: bool = False,
-        asked: bool = False,
-    ) -> None:
-        self.runs.append(
-            ToolRun(
-                shown.tool_call_id,
-                call.call_id,
-                call.name,
-                status,
-                None if key is None else str(key),
-                ran=ran,
-                reused=reused,
-                asked=asked,
-            )
-        )
-
-    def cut_off(self, call: ToolCall) -> ToolResult | None:
-        """The result of a call whose `Tool.run` was cut off by the turn's end (None when it
-        never ran): its outcome is unknown, exactly as after a crash (TURN-UNKNOWN-001)."""
-        for running in self.running.values():
-            if running.call.call_id == call.call_id:
-                return ToolResult(call.call_id, call.name, running.told, is_error=True)
-        return None
-
-    async def fail_open(self, message: str) -> None:
-        """Mark every shown-but-unfinished call failed (cancellation cleanup, TURN-014); a
-        call cut off while running says its outcome is unknown (TURN-UNKNOWN-001)."""
-        for tool_call_id in list(self.open):
-            running = self.running.pop(tool_call_id, None)
-            if running is None:
-                await self._close(tool_call_id, ToolStatus.FAILED, message)
-                continue
-            call = running.call
-            self.runs.append(
-                ToolRun(tool_call_id, call.call_id, call.name, ToolStatus.FAILED, running.key, True)
-            )
-            await self._close(tool_call_id, ToolStatus.FAILED, running.told)
