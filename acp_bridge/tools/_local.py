@@ -32,19 +32,14 @@ import secrets
 import stat
 
 from acp_bridge.errors import ToolError
-from acp_bridge.tools._beneath import open_child
+from acp_bridge.tools._beneath import components, open_child, walk_beneath
 from acp_bridge.tools._paths import WorkspacePath
 
 __all__ = ["ensure_parents", "list_local", "probe_local", "read_local", "write_local"]
 
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _SLICE = 1 << 20  # characters encoded at a time when writing
 _CHANGED = "it changed after the path was checked; nothing was {}"
-
-
-def _parts(where: WorkspacePath) -> list[str]:
-    return [part for part in where.relative.split("/") if part not in ("", ".")]
 
 
 def _shown(where: WorkspacePath, parts: list[str], count: int) -> str:
@@ -77,48 +72,53 @@ def _refused(shown: str, reason: str, action: str) -> ToolError:
     return ToolError(f"{shown}: {reason}; nothing was {action}")
 
 
+def _open_entry(
+    parent: int, name: str, shown: str, action: str, *, directory: bool = True, missing: bool
+) -> int:
+    """The entry `name` of `parent`, opened no-follow; `ToolError` when it is a link (or not
+    a directory, for a `directory`); `FileNotFoundError` passes through when `missing`."""
+    try:
+        return open_child(parent, name, directory=directory)
+    except OSError as error:
+        if missing and isinstance(error, FileNotFoundError):
+            raise
+        raise _refused(shown, _why(parent, name, error), action) from None
+
+
+def _make_directory(parent: int, name: str, shown: str) -> None:
+    try:
+        os.mkdir(name, dir_fd=parent)
+    except FileExistsError:
+        pass  # made meanwhile: opened no-follow like any other
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ToolError(f"cannot create the directory {shown}: {reason}") from None
+
+
 def _walk(where: WorkspacePath, count: int, *, action: str, create: bool = False) -> int:
     """A descriptor of the directory made of the root and the first `count` components.
 
     Raises `FileNotFoundError` when a component is missing and `create` is not set (else it
     is made), `ToolError` when one is a link or not a directory.
     """
-    parts = _parts(where)
-    fd = os.open(where.root, _DIRECTORY_FLAGS)
-    try:
-        for index, name in enumerate(parts[:count]):
-            try:
-                child = open_child(fd, name, directory=True)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                try:
-                    os.mkdir(name, dir_fd=fd)
-                except FileExistsError:
-                    pass  # made meanwhile: opened no-follow like any other
-                except OSError as error:
-                    reason = error.strerror or str(error)
-                    shown = _shown(where, parts, index + 1)
-                    raise ToolError(f"cannot create the directory {shown}: {reason}") from None
-                try:
-                    child = open_child(fd, name, directory=True)
-                except OSError as error:
-                    reason = _why(fd, name, error)
-                    raise _refused(_shown(where, parts, index + 1), reason, action) from None
-            except OSError as error:
-                reason = _why(fd, name, error)
-                raise _refused(_shown(where, parts, index + 1), reason, action) from None
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    parts = components(where.relative)
+
+    def step(parent: int, index: int, name: str) -> int:
+        shown = _shown(where, parts, index + 1)
+        try:
+            return _open_entry(parent, name, shown, action, missing=True)
+        except FileNotFoundError:
+            if not create:
+                raise
+        _make_directory(parent, name, shown)
+        return _open_entry(parent, name, shown, action, missing=False)
+
+    return walk_beneath(where.root, parts[:count], step)
 
 
 def _open_file(where: WorkspacePath) -> int | None:
     """The file, opened no-follow beneath its root; None when it (or a parent) is missing."""
-    parts = _parts(where)
+    parts = components(where.relative)
     if not parts:
         raise ToolError(f"{where.display} is a directory; use list_directory")
     try:
@@ -126,11 +126,9 @@ def _open_file(where: WorkspacePath) -> int | None:
     except FileNotFoundError:
         return None
     try:
-        return open_child(parent, parts[-1], directory=False)
+        return _open_entry(parent, parts[-1], where.display, "read", directory=False, missing=True)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        raise _refused(where.display, _why(parent, parts[-1], error), "read") from None
     finally:
         os.close(parent)
 
@@ -215,7 +213,7 @@ def _existing_mode(where: WorkspacePath, parent: int, name: str) -> int | None:
 
 def ensure_parents(where: WorkspacePath) -> None:
     """Create the missing parent directories beneath the root, no link followed."""
-    parts = _parts(where)
+    parts = components(where.relative)
     os.close(_walk(where, max(len(parts) - 1, 0), action="written", create=True))
 
 
@@ -234,7 +232,7 @@ def _write_new(parent: int, temp: str, text: str, mode: int | None) -> None:
 
 def write_local(where: WorkspacePath, text: str) -> None:
     """Replace (or create) the file with `text` atomically (WS-WRITE-001, WS-LINK-001)."""
-    parts = _parts(where)
+    parts = components(where.relative)
     if not parts:
         raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
     parent = _walk(where, len(parts) - 1, action="written", create=True)
@@ -257,7 +255,7 @@ def write_local(where: WorkspacePath, text: str) -> None:
 
 def list_local(where: WorkspacePath) -> list[str]:
     """The directory's entries, sorted: directories end with ``/``, links with ``@``."""
-    parts = _parts(where)
+    parts = components(where.relative)
     try:
         parent = _walk(where, max(len(parts) - 1, 0), action="listed")
     except FileNotFoundError:
