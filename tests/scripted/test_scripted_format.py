@@ -26,7 +26,7 @@ from acp_bridge.providers.scripted import (
     loads_script,
     parse_script,
 )
-from acp_bridge.providers.scripted._parse import split_evenly
+from acp_bridge.providers.scripted._steps import split_evenly
 
 
 def script_with(*attempts: list[JsonObject], **top: Any) -> JsonObject:

@@ -7,6 +7,7 @@ ship as package data and are read on first use.
 """
 
 from acp_bridge.providers.scripted._builtins import DEFAULT_SCRIPT, builtin_scripts
+from acp_bridge.providers.scripted._checks import ScriptError
 from acp_bridge.providers.scripted._model import (
     BreakStep,
     EofStep,
@@ -22,12 +23,7 @@ from acp_bridge.providers.scripted._model import (
     ToolCallStep,
     UsageStep,
 )
-from acp_bridge.providers.scripted._parse import (
-    ScriptError,
-    load_script,
-    loads_script,
-    parse_script,
-)
+from acp_bridge.providers.scripted._parse import load_script, loads_script, parse_script
 from acp_bridge.providers.scripted._provider import (
     ScriptedProvider,
     ScriptedSettings,

@@ -12,8 +12,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from acp_bridge.providers.scripted._checks import ScriptError
 from acp_bridge.providers.scripted._model import Script
-from acp_bridge.providers.scripted._parse import ScriptError, loads_script
+from acp_bridge.providers.scripted._parse import loads_script
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
