@@ -36,6 +36,7 @@ __all__ = [
     "plan_update",
     "usage_fields",
     "usage_meta",
+    "usage_wire",
 ]
 
 LIVE_UPDATES = (UsageReport, UserNotice, PlanShown, CompactionShown, CompactionChunk)
@@ -103,7 +104,8 @@ class LiveUpdates:
     cost: float | None = None
     pending: list[UserNotice] = field(default_factory=list)
     windows: Callable[[str], tuple[int, str]] | None = None
-    last: acp.UsageUpdate | None = None
+    last: tuple[int, int] | None = None
+    """`used` and `size` of the last usage_update."""
     last_source: str = "default"
     kept: JsonObject | None = None
     """The snapshot the session store holds (USAGE-006)."""
@@ -127,8 +129,10 @@ class LiveUpdates:
             return known, "known_models"
         return DEFAULT_CONTEXT_WINDOW, "default"
 
-    def wire(self, update: LiveUpdate) -> acp.SessionUpdate | None:
-        """The session update for `update`, or None when this client must not get it."""
+    def wire(self, update: LiveUpdate) -> acp.SessionUpdate | JsonObject | None:
+        """The session update for `update`, or None when this client must not get it; a
+        usage_update (one per model call, in the turn's tail) comes as its wire object,
+        built directly (`usage_wire`)."""
         if isinstance(update, CompactionShown | CompactionChunk):
             if self.compaction:
                 return compaction_update(update)
@@ -159,7 +163,8 @@ class LiveUpdates:
         the first model call that reported usage."""
         if self.last is None:
             return None
-        snapshot: JsonObject = {"used": self.last.used, "size": self.last.size}
+        used, size = self.last
+        snapshot: JsonObject = {"used": used, "size": size}
         if self.cost is not None:
             snapshot["cost"] = self.cost
         snapshot["sizeSource"] = self.last_source
@@ -180,7 +185,7 @@ class LiveUpdates:
             fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
         return acp.UsageUpdate(**fields)
 
-    def _usage(self, report: UsageReport) -> acp.UsageUpdate:
+    def _usage(self, report: UsageReport) -> JsonObject:
         if report.kept is not None:
             # The context now in use: the kept attempt's prompt and its answer (USAGE-001).
             self.used = report.kept.input_tokens + report.kept.output_tokens
@@ -188,16 +193,25 @@ class LiveUpdates:
             if attempt.usage is not None and attempt.usage.cost is not None:
                 self.cost = (self.cost or 0.0) + attempt.usage.cost
         size, source = self.window()
-        meta: dict[str, Any] = {**usage_meta(report), "sizeSource": source}
-        fields: dict[str, Any] = {
-            "used": self.used,
-            "size": size,
-            "field_meta": {"acpBridge": meta},
-        }
-        if self.cost is not None:
-            fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
-        self.last, self.last_source = acp.UsageUpdate(**fields), source
-        return self.last
+        meta: JsonObject = {**usage_meta(report), "sizeSource": source}
+        self.last, self.last_source = (self.used, size), source
+        return usage_wire(self.used, size, self.cost, meta)
+
+
+def usage_wire(used: int, size: int, cost: float | None, meta: JsonObject) -> JsonObject:
+    """`to_wire(UsageUpdate(used=, size=, cost=Cost(amount=cost, currency="USD"),
+    field_meta={"acpBridge": meta}))`, built directly (a test holds them equal)."""
+    if used < 0 or size < 0:
+        raise ValueError(f"a usage_update counts no negative tokens (used {used}, size {size})")
+    wire: JsonObject = {
+        "_meta": {"acpBridge": meta},
+        "sessionUpdate": "usage_update",
+        "used": used,
+        "size": size,
+    }
+    if cost is not None:
+        wire["cost"] = {"amount": float(cost), "currency": "USD"}
+    return wire
 
 
 def compaction_update(

@@ -180,7 +180,10 @@ class PeerTurnSink:
             await self._write_chunk(update)
         elif isinstance(update, LIVE_UPDATES):
             live = self._live.wire(update)
-            if live is not None:
+            if isinstance(live, dict):  # a usage_update, built directly (the turn's tail)
+                params: JsonObject = {"sessionId": self._session_id, "update": live}
+                await self._peer.notify("session/update", params)
+            elif live is not None:
                 await send_session_update(self._peer, self._session_id, live)
         else:
             await send_session_update(self._peer, self._session_id, update_model(update))

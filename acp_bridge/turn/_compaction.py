@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from acp_bridge.providers import AssistantTurn, Message, ToolResults, UserTurn
+from acp_bridge.turn._tally import message_chars, tokens_of
 
 __all__ = [
     "SUMMARY_HEADER",
@@ -35,7 +36,6 @@ SUMMARY_HEADER = (
     "Summary of it, written by the model:]"
 )
 _SUMMARY_FOOTER = "[End of the summary. The conversation continues from here.]"
-_CHARS_PER_TOKEN = 4  # a rough, provider-neutral estimate; usage figures correct it
 _RESULT_CHARS = 2_000  # of each tool result, in the summarisation transcript
 
 
@@ -63,16 +63,7 @@ class CompactionPlan:
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """About how many tokens `messages` take (characters / 4; images count 1 000 each)."""
-    total = 0
-    for message in messages:
-        if isinstance(message, UserTurn):
-            total += sum(len(p) for p in message.parts) + 4_000 * len(message.images)
-        elif isinstance(message, AssistantTurn):
-            total += len(message.text) + sum(len(t.text) for t in message.thoughts)
-            total += sum(len(c.name) + len(json.dumps(c.arguments)) for c in message.tool_calls)
-        else:
-            total += sum(len(r.output) + len(r.name) for r in message.results)
-    return total // _CHARS_PER_TOKEN + 4 * len(messages)
+    return tokens_of(sum(message_chars(m) for m in messages), len(messages))
 
 
 def plan_compaction(

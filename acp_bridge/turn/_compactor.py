@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import random as _random
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -40,6 +40,7 @@ from acp_bridge.turn._compaction import (
     transcript_text,
 )
 from acp_bridge.turn._retry import RetryPolicy
+from acp_bridge.turn._tally import TokenTally
 from acp_bridge.turn._updates import CompactionChunk, CompactionShown, ResetMarker, TurnSink
 
 __all__ = ["SUMMARY_SYSTEM", "CompactionFailed", "ContextBudget", "compact"]
@@ -75,6 +76,7 @@ class ContextBudget:
     used: int = 0
     named_window: int | None = None  # what the provider's overflow error said, when smaller
     overhead: int = 0  # what a request takes besides the history: system prompt, tools
+    tally: TokenTally = field(default_factory=TokenTally, compare=False, repr=False)
 
     def kept_budget(self) -> int:
         """The most the messages a compaction keeps may take: half of what the threshold
@@ -97,7 +99,7 @@ class ContextBudget:
         if usage is not None and (usage.input_tokens or usage.output_tokens):
             self.used = usage.input_tokens + usage.output_tokens
             if history:
-                self.overhead = max(usage.input_tokens - estimate_tokens(history), 0)
+                self.overhead = max(usage.input_tokens - self.tally.estimate(history), 0)
 
 
 class CompactionFailed(Exception):
