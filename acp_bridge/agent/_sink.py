@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from acp_bridge._json import JsonObject
 from acp_bridge.agent._chunks import ChunkBuffer, chunk_params, chunk_template, queueable
 from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
