@@ -31,6 +31,7 @@ WAIT = 120.0
 Sample = tuple[int, int, int]
 
 _MARKER = re.compile(rb" c(\d+)@(\d+)")  # benchmarks/_sse_server.py MARKER_PATTERN
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _ISOLATE_PREFIXES = ("ACP_BRIDGE_",)
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -136,6 +137,16 @@ class StdioAgent:
         self._selector.register(self._fd, selectors.EVENT_READ)
         self._buffer = b""
         self._next_id = 0
+        self.chunk_lines = 0
+        """Lines with chunk markers the last `call` read (fewer than chunks when merged)."""
+
+    def cpu_ns(self) -> int:
+        """CPU time (user + system) the agent process has used so far, in ns, from
+        /proc/<pid>/stat (clock ticks, 10 ms): unlike wall time, hardly touched by other
+        load on the machine. Under a `prefix` command (py-spy) it is that command's time."""
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // _CLOCK_TICKS
 
     def close(self) -> None:
         """Closes stdin as an editor does and waits for the exit (killed after 30 s)."""
@@ -165,6 +176,7 @@ class StdioAgent:
         self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         deadline = time.monotonic() + WAIT
         reads = 0
+        self.chunk_lines = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._selector.select(remaining):
@@ -179,6 +191,7 @@ class StdioAgent:
             for raw in lines:
                 markers = _MARKER.findall(raw)
                 if markers:
+                    self.chunk_lines += 1
                     if samples is not None:
                         samples.extend((int(i), int(ts), read_ns) for i, ts in markers)
                 elif not self._tolerate_noise or raw.startswith(b"{"):
