@@ -129,6 +129,8 @@ class PromptTurns:
         sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
+        tools = await conn.mcp.tools_for(session.session_id, config.tools)
+        system = self._system_prompt(session)
         turn = TurnRequest(
             turn_id=start.turn_id,
             id_prefix=start.id_prefix,
@@ -137,7 +139,7 @@ class PromptTurns:
             prompt=prompt,
             provider=config.provider,
             model=session.model,
-            tools=await conn.mcp.tools_for(session.session_id, config.tools),
+            tools=tools,
             make_context=lambda: conn.tool_context(session),
             sink=recorder,
             journal=recorder,
@@ -145,11 +147,11 @@ class PromptTurns:
             permissions=session.permissions,
             mode=session.mode,
             current_mode=lambda: session.mode,  # TURN-MODE-001: set_mode applies mid-turn
-            system=self._system_prompt(session),
+            system=system,
             policy=config.retry_policy,
             max_model_calls=config.max_model_calls,
             reasoning=session.reasoning or config.reasoning_effort,
-            budget=context_budget(session, live, config),
+            budget=context_budget(session, live, config, system, tools.values()),
         )
         started = time.monotonic()
         engine = CompactCommand(turn) if command else Turn(turn)

@@ -13,6 +13,7 @@ from acp_bridge.turn._compaction import (
     CompactionPlan,
     CompactionRecord,
     compacted_history,
+    estimate_overhead,
     estimate_tokens,
     plan_compaction,
 )
@@ -123,6 +124,7 @@ __all__ = [
     "canonical_json",
     "compact",
     "compacted_history",
+    "estimate_overhead",
     "estimate_tokens",
     "file_problem",
     "message_id",

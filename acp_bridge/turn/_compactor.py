@@ -64,8 +64,11 @@ _SHRINKS = 3  # times a summary request that overflowed is sent again with half 
 class ContextBudget:
     """One session's context budget (the agent layer keeps it across turns).
 
-    `window`: the model's context window in tokens; compaction is due once `used` (the
-    context in use after the last model call, from its usage) reaches `threshold` of it.
+    `window`: the model's context window in tokens; compaction is due once the context the
+    next request will carry (`in_use`) reaches `threshold` of it. `used` is the context in
+    use after the last model call (from its usage, else estimated) and covers the first
+    `counted` messages of the history; messages added since (a prompt, tool results) are
+    estimated on top, so a tool round that grew the context mid-turn counts (COMPACT-010).
     `keep_turns`: how many recent prompt turns a compaction keeps whole. A `threshold` of
     infinity never makes it due (an overflow still compacts).
     """
@@ -76,6 +79,7 @@ class ContextBudget:
     used: int = 0
     named_window: int | None = None  # what the provider's overflow error said, when smaller
     overhead: int = 0  # what a request takes besides the history: system prompt, tools
+    counted: int = 0  # how many messages of the history `used` covers
     tally: TokenTally = field(default_factory=TokenTally, compare=False, repr=False)
 
     def kept_budget(self) -> int:
@@ -90,14 +94,28 @@ class ContextBudget:
         named = self.named_window
         return self.window if named is None else min(self.window, named)
 
-    def due(self) -> bool:
-        return self.used >= self.threshold * self.limit
+    def in_use(self, history: Sequence[Message]) -> int:
+        """What the next request carries: `used`, plus the messages added since."""
+        if self.counted >= len(history):
+            return self.used
+        return self.used + estimate_tokens(history[self.counted :])
+
+    def due(self, history: Sequence[Message] = ()) -> bool:
+        return self.in_use(history) >= self.threshold * self.limit
+
+    def estimate(self, history: Sequence[Message], overhead: int | None = None) -> None:
+        """Until a model call's usage says: the overhead and the history, estimated."""
+        if overhead is not None:
+            self.overhead = overhead
+        self.used, self.counted = self.overhead + estimate_tokens(history), len(history)
 
     def observe(self, usage: Usage | None, history: Sequence[Message] = ()) -> None:
         """After a model call: its kept attempt's usage is the context now in use, and what
-        its input took beyond `history` (the messages it sent) is the overhead."""
+        its input took beyond `history` (the messages it sent) is the overhead. The reply,
+        which enters the history next, is its output tokens."""
         if usage is not None and (usage.input_tokens or usage.output_tokens):
             self.used = usage.input_tokens + usage.output_tokens
+            self.counted = len(history) + 1
             if history:
                 self.overhead = max(usage.input_tokens - self.tally.estimate(history), 0)
 
@@ -156,7 +174,9 @@ async def compact(
             sleep=sleep,
             random=random,
         )
-        record = CompactionRecord(compaction_id, summary, kept, trigger, before_model_call)
+        record = CompactionRecord(
+            compaction_id, summary, kept, trigger, before_model_call, summarised=older
+        )
         journal(record)  # durable before the history changes and before it is shown done
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True), anyio.move_on_after(5.0):
@@ -168,7 +188,7 @@ async def compact(
         )
         raise
     history[:] = compacted_history(summary, history[len(history) - kept :])
-    budget.used = budget.overhead + estimate_tokens(history)  # until the next usage says
+    budget.estimate(history)  # until the next usage says
     await sink.send_update(
         CompactionShown(
             compaction_id, "completed", summary, trigger=trigger, summarised=older, kept=kept

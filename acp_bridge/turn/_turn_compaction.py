@@ -48,7 +48,7 @@ class TurnCompaction:
         """Compacts first when the context in use reached the threshold. A failed compaction
         is told and logged; the call goes ahead (an overflow then ends the turn)."""
         budget = self.request.budget
-        if budget is None or not budget.due():
+        if budget is None or not budget.due(self.request.history):  # COMPACT-010
             return
         try:
             await self._compact("threshold", model_call)
