@@ -112,7 +112,8 @@ class CompactCommand:
                 random=request.random,
             )
         except CompactionFailed as error:
-            data: dict[str, JsonValue] = {"reason": "compaction_failed", "giveUp": "not_retryable"}
+            give_up = "not_retryable" if error.give_up is None else error.give_up.value
+            data: dict[str, JsonValue] = {"reason": "compaction_failed", "giveUp": give_up}
             raise TurnFailed(f"Could not compact the conversation: {error.message}", data) from None
         if record is None:
             text = "Nothing to compact yet: the conversation is only its latest exchange."

@@ -90,7 +90,7 @@ class ModelCaller:
             if (
                 failure is not None
                 and failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED
-                and await self.compaction.recover(failure, call.number)
+                and await self.compaction.recover(failure, call.number, watch)
             ):
                 failure = None  # COMPACT-002: compacted; the request goes again, smaller
             elif failure is not None:
@@ -103,6 +103,8 @@ class ModelCaller:
                 give_up = decision.give_up
                 if watch.exceeded:
                     give_up = GiveUp.MAX_WAIT_EXCEEDED
+                    if failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED:  # COMPACT-013
+                        failure = wait_exceeded(None, request.provider.name, watch, 0.0)
                 elif decision.retry and watch.would_exceed(decision.delay):
                     give_up = GiveUp.MAX_WAIT_EXCEEDED  # WAIT-003: no back-off past the cap
                     failure = wait_exceeded(failure, request.provider.name, watch, decision.delay)
