@@ -43,7 +43,7 @@ from acp_bridge.turn._updates import (
     ResetMarker,
     TurnSink,
 )
-from acp_bridge.turn._watch import ProgressWatch, wait_exceeded
+from acp_bridge.turn._watch import ProgressWatch, run_watched, wait_exceeded
 
 __all__ = ["SUMMARY_SYSTEM", "CompactionFailed", "summarise"]
 
@@ -119,12 +119,9 @@ async def summarise(
         parts: list[str] = []
         bill = _Bill(attempt)
         try:
-            await _watched(
-                _Attempt(request, provider, sink, compaction_id, parts, bill, watch),
-                ResetMarker(attempt, reason) if reason is not None and broke_shown else None,
-                watch,
-                sink,
-            )
+            reset = ResetMarker(attempt, reason) if reason is not None and broke_shown else None
+            run = _Attempt(request, provider, sink, compaction_id, parts, bill, watch, reset)
+            await run_watched(run.run, watch, sink.send_update, provider.name)
             summary = "".join(parts).strip()
             if not summary:
                 raise CompactionFailed("the model answered the summary request with no text")
@@ -185,12 +182,14 @@ class _Attempt:
         parts: list[str],
         bill: _Bill,
         watch: ProgressWatch,
+        reset: ResetMarker | None,
     ) -> None:
         self.request, self.provider, self.sink = request, provider, sink
         self.compaction_id, self.parts, self.bill, self.watch = compaction_id, parts, bill, watch
+        self.reset = reset  # on the attempt's first chunk (RESET-001)
 
-    async def run(self, reset: ResetMarker | None) -> None:
-        parts, bill = self.parts, self.bill
+    async def run(self) -> None:
+        parts, bill, reset = self.parts, self.bill, self.reset
         stream = self.provider.stream(self.request)
         try:
             async for event in stream:
@@ -214,25 +213,6 @@ class _Attempt:
             if aclose is not None:
                 with anyio.move_on_after(5.0, shield=True):
                     await aclose()
-
-
-async def _watched(
-    attempt: _Attempt, reset: ResetMarker | None, watch: ProgressWatch, sink: TurnSink
-) -> None:
-    """The attempt beside the watch's task; past `max_wait` it ends as an idle timeout."""
-    failure: Exception | None = None
-    with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch.watch, scope, sink.send_update)
-            try:
-                await attempt.run(reset)
-            except Exception as exc:
-                failure = exc
-            tg.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
-    if watch.exceeded:
-        raise wait_exceeded(None, attempt.provider.name, watch, 0.0)
 
 
 def _waited_too_long(

@@ -21,7 +21,13 @@ from acp_bridge.turn._updates import UserNotice
 
 _NOTIFY_LIMIT = 10.0
 
-__all__ = ["ProgressWatch", "retry_notice", "wait_exceeded", "wait_exceeded_message"]
+__all__ = [
+    "ProgressWatch",
+    "retry_notice",
+    "run_watched",
+    "wait_exceeded",
+    "wait_exceeded_message",
+]
 
 
 def retry_notice(
@@ -137,3 +143,26 @@ def wait_exceeded(
     return ModelStreamError(
         kind, message, retryable=False, status=None if failure is None else failure.status
     )
+
+
+async def run_watched(
+    run: Callable[[], Awaitable[None]],
+    watch: ProgressWatch,
+    notify: Callable[[UserNotice], Awaitable[None]],
+    provider: str,
+) -> None:
+    """`run()` (one attempt's stream) beside the watch's task (WAIT-002, WAIT-003): its own
+    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`."""
+    failure: Exception | None = None
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch.watch, scope, notify)
+            try:
+                await run()
+            except Exception as exc:
+                failure = exc
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    if watch.exceeded:
+        raise wait_exceeded(None, provider, watch, 0.0)
