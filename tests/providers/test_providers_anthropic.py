@@ -12,10 +12,12 @@ from loopback_http import (
     Reply,
     Rst,
     WaitFor,
+    assert_fault,
     drain,
     json_reply,
     sse,
     sse_reply,
+    stream_at,
 )
 
 from acp_bridge.providers import (
@@ -113,32 +115,8 @@ FINAL_USAGE = Usage(input_tokens=124, output_tokens=61, cached_input_tokens=100)
 async def run(
     *replies: Reply, request: ModelRequest = REQUEST, **options: Any
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
-    async with LoopbackServer(replies) as server:
-        settings: dict[str, Any] = {"model": "claude-test", "idle_timeout": 2.0, **options}
-        async with AnthropicProvider(
-            HttpProviderOptions(base_url=server.base_url, **settings)
-        ) as provider:
-            events, error = await drain(provider.stream(request))
-    return events, error, server
-
-
-def assert_fault(
-    error: ModelStreamError | None,
-    kind: FaultKind,
-    *,
-    phase: Phase = Phase.STREAM,
-    retryable: bool = True,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    assert error is not None, "expected the stream to fail"
-    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
-        kind,
-        phase,
-        retryable,
-        status,
-        retry_after,
-    )
+    settings: dict[str, Any] = {"model": "claude-test", **options}
+    return await stream_at(AnthropicProvider, "", replies, request, **settings)
 
 
 @pytest.mark.anyio

@@ -14,10 +14,12 @@ from loopback_http import (
     Rst,
     Send,
     WaitFor,
+    assert_fault,
     drain,
     json_reply,
     sse,
     sse_reply,
+    stream_at,
 )
 
 from acp_bridge.providers import (
@@ -83,32 +85,8 @@ RAW_503 = """{
 async def run(
     *replies: Reply, request: ModelRequest = REQUEST, **options: Any
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
-    async with LoopbackServer(replies) as server:
-        settings: dict[str, Any] = {"model": "gemini-test", "idle_timeout": 2.0, **options}
-        async with GeminiProvider(
-            HttpProviderOptions(base_url=f"{server.base_url}/v1beta", **settings)
-        ) as provider:
-            events, error = await drain(provider.stream(request))
-    return events, error, server
-
-
-def assert_fault(
-    error: ModelStreamError | None,
-    kind: FaultKind,
-    *,
-    phase: Phase = Phase.STREAM,
-    retryable: bool = True,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    assert error is not None, "expected the stream to fail"
-    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
-        kind,
-        phase,
-        retryable,
-        status,
-        retry_after,
-    )
+    settings: dict[str, Any] = {"model": "gemini-test", **options}
+    return await stream_at(GeminiProvider, "/v1beta", replies, request, **settings)
 
 
 @pytest.mark.anyio

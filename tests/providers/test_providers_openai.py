@@ -13,10 +13,12 @@ from loopback_http import (
     Rst,
     Send,
     WaitFor,
+    assert_fault,
     drain,
     json_reply,
     sse,
     sse_reply,
+    stream_at,
 )
 
 from acp_bridge._json import JsonValue
@@ -90,32 +92,8 @@ USAGE = chunk(
 async def run(
     *replies: Reply, request: ModelRequest = REQUEST, **options: Any
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
-    async with LoopbackServer(replies) as server:
-        settings: dict[str, Any] = {"model": "gpt-test", "idle_timeout": 2.0, **options}
-        async with OpenAIProvider(
-            HttpProviderOptions(base_url=f"{server.base_url}/v1", **settings)
-        ) as provider:
-            events, error = await drain(provider.stream(request))
-    return events, error, server
-
-
-def assert_fault(
-    error: ModelStreamError | None,
-    kind: FaultKind,
-    *,
-    phase: Phase = Phase.STREAM,
-    retryable: bool = True,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    assert error is not None, "expected the stream to fail"
-    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
-        kind,
-        phase,
-        retryable,
-        status,
-        retry_after,
-    )
+    settings: dict[str, Any] = {"model": "gpt-test", **options}
+    return await stream_at(OpenAIProvider, "/v1", replies, request, **settings)
 
 
 @pytest.mark.anyio
