@@ -8,6 +8,8 @@ bridge; `refused_upstream` sends one the bridge must refuse before any request i
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,50 +34,49 @@ class RoundTrip:
     replayed: list[dict[str, Any]]  # the user content blocks session/load replayed
 
 
-async def round_trip(
-    tmp_path: Path, kind: str, model: str, prompt: list[dict[str, Any]], *, listed: str
-) -> RoundTrip:
-    """`model` is asked for at the server, `listed` is the model the bridge's catalogue names."""
+@contextlib.asynccontextmanager
+async def _provider_session(
+    tmp_path: Path, kind: str, model: str, listed: str, replies: int
+) -> AsyncIterator[tuple[ScriptedEditor, str, dict[str, Any], LoopbackServer]]:
+    """A bridge on `kind`'s provider at a loopback server: (editor, session, capabilities,
+    server). `model` is asked for at the server, `listed` is the model the catalogue names."""
     provider_type, answer = PROVIDERS[kind]
-    async with LoopbackServer([answer(), answer()]) as server:
+    async with LoopbackServer([answer() for _ in range(replies)]) as server:
         options = HttpProviderOptions(model, base_url=server.base_url, api_key="k")
         config = scripted_config(tmp_path / "s", provider_type(options), models=(listed,))
         async with running_bridge(config) as ed:
             init = await ed.initialize()
             session = await ed.new_session(tmp_path)
-            reply = await ed.call("session/prompt", {"sessionId": session, "prompt": prompt})
-            assert reply["stopReason"] == "end_turn"
-            await ed.prompt(session, "and now?")
-        first, second = (request.json() for request in server.requests)
+            yield ed, session, init["agentCapabilities"]["promptCapabilities"], server
+
+
+async def round_trip(
+    tmp_path: Path, kind: str, model: str, prompt: list[dict[str, Any]], *, listed: str
+) -> RoundTrip:
+    """`model` is asked for at the server, `listed` is the model the bridge's catalogue names."""
+    async with _provider_session(tmp_path, kind, model, listed, 2) as (ed, session, caps, server):
+        reply = await ed.call("session/prompt", {"sessionId": session, "prompt": prompt})
+        assert reply["stopReason"] == "end_turn"
+        await ed.prompt(session, "and now?")
+    first, second = (request.json() for request in server.requests)
     async with running_bridge(scripted_config(tmp_path / "s", models=(listed,))) as ed:
         await ed.initialize()
         await ed.call(
             "session/load", {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
         )
         users = [u for u in ed.updates(session) if u["sessionUpdate"] == "user_message_chunk"]
-    return RoundTrip(
-        init["agentCapabilities"]["promptCapabilities"],
-        first,
-        second,
-        [u["content"] for u in users],
-    )
+    return RoundTrip(caps, first, second, [u["content"] for u in users])
 
 
 async def refused_upstream(
     tmp_path: Path, kind: str, model: str, prompt: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(prompt capabilities, the error) of a prompt the bridge refuses: no request is made."""
-    provider_type, answer = PROVIDERS[kind]
-    async with LoopbackServer([answer()]) as server:
-        options = HttpProviderOptions(model, base_url=server.base_url, api_key="k")
-        config = scripted_config(tmp_path / "s", provider_type(options), models=(model,))
-        async with running_bridge(config) as ed:
-            init = await ed.initialize()
-            session = await ed.new_session(tmp_path)
-            refused = await ed.request("session/prompt", {"sessionId": session, "prompt": prompt})
-        assert server.requests == []  # refused by the bridge, not an error from the server
+    async with _provider_session(tmp_path, kind, model, model, 1) as (ed, session, caps, server):
+        refused = await ed.request("session/prompt", {"sessionId": session, "prompt": prompt})
+    assert server.requests == []  # refused by the bridge, not an error from the server
     assert refused["error"]["code"] == -32602
-    return init["agentCapabilities"]["promptCapabilities"], refused["error"]
+    return caps, refused["error"]
 
 
 async def refusal(ed: ScriptedEditor, session: str, block: dict[str, Any]) -> str:
