@@ -337,16 +337,19 @@ async def stream_at(
     base_path: str,
     replies: Sequence[Reply],
     request: ModelRequest,
+    *,
+    on_event: Callable[[StreamEvent], None] | None = None,
     **settings: Any,
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
     """One request of a provider (`model`, `idle_timeout` 2 s unless given) at a server
-    playing `replies` under `base_path`: its events, its error, and the server."""
+    playing `replies` under `base_path`: its events (each to `on_event` as it comes), its
+    error, and the server."""
     async with LoopbackServer(replies) as server:
         options = HttpProviderOptions(
             **{"idle_timeout": 2.0, **settings}, base_url=server.base_url + base_path
         )
         async with provider_type(options) as provider:
-            events, error = await drain(provider.stream(request))
+            events, error = await drain(provider.stream(request), on_event=on_event)
     return events, error, server
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -90,10 +91,13 @@ USAGE = chunk(
 
 
 async def run(
-    *replies: Reply, request: ModelRequest = REQUEST, **options: Any
+    *replies: Reply,
+    request: ModelRequest = REQUEST,
+    on_event: Callable[[StreamEvent], None] | None = None,
+    **options: Any,
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
     settings: dict[str, Any] = {"model": "gpt-test", **options}
-    return await stream_at(OpenAIProvider, "/v1", replies, request, **settings)
+    return await stream_at(OpenAIProvider, "/v1", replies, request, on_event=on_event, **settings)
 
 
 @pytest.mark.anyio
@@ -431,16 +435,10 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 )
 async def test_transport_cut(cut: Fin | Rst, script: Any, expected: list[StreamEvent]) -> None:
     release = anyio.Event()
-    async with (
-        LoopbackServer([script(cut, release)]) as server,
-        OpenAIProvider(
-            HttpProviderOptions("gpt-test", base_url=f"{server.base_url}/v1", idle_timeout=2.0)
-        ) as provider,
-    ):
-        events, error = await drain(
-            provider.stream(REQUEST),
-            on_event=lambda event: release.set() if event == expected[-1] else None,
-        )
+    events, error, server = await run(
+        script(cut, release),
+        on_event=lambda event: release.set() if event == expected[-1] else None,
+    )
     assert events == expected
     assert not any(isinstance(e, ToolCallComplete) for e in events)
     assert_fault(error, FaultKind.STREAM_INTERRUPTED)
