@@ -10,21 +10,28 @@ the pydantic path's output exactly (and valid against the official schema).
 
 from __future__ import annotations
 
+import sys
+
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from loopback_http import LoopbackServer, drain, sse, sse_reply
 
 from acp_bridge import protocol as acp
 from acp_bridge.agent._live import LiveUpdates, usage_meta, usage_wire
 from acp_bridge.providers import (
     AssistantTurn,
     Message,
+    ModelRequest,
+    TextDelta,
     ToolCall,
     ToolResult,
     ToolResults,
     Usage,
     UserTurn,
 )
+from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider
 from acp_bridge.turn import AttemptUsage, ContextBudget, UsageReport, estimate_tokens
 from acp_bridge.turn._tally import TokenTally
 
@@ -133,3 +140,46 @@ def test_the_usage_update_is_the_pydantic_paths_output(
 def test_a_negative_count_is_refused_as_the_model_refused_it() -> None:
     with pytest.raises(ValueError, match="no negative tokens"):
         usage_wire(-1, 10, None, {})
+
+
+class _ImportSearches:
+    """A meta-path finder that finds nothing and records every module searched for."""
+
+    def __init__(self) -> None:
+        self.searched: list[str] = []
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        self.searched.append(name)
+
+
+@pytest.mark.requirement("PERTURN-008")
+@pytest.mark.anyio
+async def test_a_model_call_searches_for_no_module() -> None:
+    """httpcore asks which event loop runs for each lock and shield it makes; without sniffio
+    every ask was a failed import (a search of sys.path, in every turn's tail)."""
+    replies = [
+        sse_reply(
+            sse({"choices": [{"index": 0, "delta": {"content": f"answer {n}"}}]}),
+            sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            sse("[DONE]"),
+        )
+        for n in range(4)
+    ]
+    request = ModelRequest(model="m", messages=(UserTurn(("hi",), ()),), tools=())
+    finder = _ImportSearches()
+    with anyio.fail_after(60):
+        async with LoopbackServer(replies) as server:
+            options = HttpProviderOptions(base_url=f"{server.base_url}/v1", model="m")
+            async with OpenAIProvider(options) as provider:
+                events, error = await drain(provider.stream(request))  # warm: first imports
+                assert error is None
+                assert events
+                sys.meta_path.insert(0, finder)
+                try:
+                    for _ in range(3):
+                        events, error = await drain(provider.stream(request))
+                        assert error is None
+                        assert any(isinstance(e, TextDelta) for e in events)
+                finally:
+                    sys.meta_path.remove(finder)
+    assert finder.searched == []
