@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from loopback_http import LoopbackServer, drain, sse, sse_reply
+from turn.turnkit import FakeProvider, RecordingSink, finish, make_request, start, text, usage
 
 from acp_bridge import protocol as acp
 from acp_bridge.agent._live import LiveUpdates, usage_meta, usage_wire
@@ -32,7 +33,14 @@ from acp_bridge.providers import (
     UserTurn,
 )
 from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider
-from acp_bridge.turn import AttemptUsage, ContextBudget, UsageReport, estimate_tokens
+from acp_bridge.turn import (
+    AttemptUsage,
+    ContextBudget,
+    RetryPolicy,
+    Turn,
+    UsageReport,
+    estimate_tokens,
+)
 from acp_bridge.turn._tally import TokenTally
 
 
@@ -183,3 +191,30 @@ async def test_a_model_call_searches_for_no_module() -> None:
                 finally:
                     sys.meta_path.remove(finder)
     assert finder.searched == []
+
+
+@pytest.mark.requirement("PERTURN-009")
+@pytest.mark.anyio
+@pytest.mark.parametrize("stall_after", [None, 30.0])
+async def test_a_model_call_ends_without_cancelling_a_scope(
+    stall_after: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The progress watch beside each model call stops when the stream is done; it is not
+    cancelled (anyio's `CancelScope.cancel()` formats the calling task's repr, every call)."""
+    backend = type(anyio.CancelScope())
+    cancels: list[str] = []
+    real_cancel = backend.cancel
+
+    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
+        cancels.append(reason or "")
+        real_cancel(self, reason)
+
+    script = [start(), *text("two ", "model calls"), usage(), finish()]
+    provider = FakeProvider(script, script)
+    policy = RetryPolicy(stall_notice_after=stall_after)
+    monkeypatch.setattr(backend, "cancel", cancel)
+    with anyio.fail_after(30):
+        for _ in range(2):
+            result = await Turn(make_request(provider, RecordingSink(), policy=policy)).run()
+            assert result.stop_reason.value == "end_turn"
+    assert cancels == []
