@@ -29,7 +29,7 @@ from acp_bridge.agent._models import ModelList
 from acp_bridge.agent._prompting import PromptTurns
 from acp_bridge.errors import InvalidParams, MethodNotFound, quote
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId
-from acp_bridge.providers import provider_takes_audio
+from acp_bridge.providers import prompt_media
 from acp_bridge.sessions import SessionStore
 from acp_bridge.turn import EffectLedger
 
@@ -129,10 +129,10 @@ class Agent:
     # -- initialization and authentication -----------------------------------------------
 
     async def initialize(self, params: JsonValue) -> JsonValue:
-        auth = self._conn.auth
-        audio = provider_takes_audio(self._conn.config.provider.name)  # AUDIO-001
+        auth, config = self._conn.auth, self._conn.config
+        image, audio = prompt_media(config.provider.name, config.models, config.model_info)
         result, caps = initialize(
-            params, missing_key_vars=auth.missing(), offer=auth.offer, audio=audio
+            params, missing_key_vars=auth.missing(), offer=auth.offer, audio=audio, image=image
         )
         self.set_client_capabilities(caps)
         return result

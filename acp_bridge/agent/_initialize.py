@@ -30,12 +30,13 @@ def initialize_result(
     offer: AuthOffer | None = None,
     caps: JsonValue = None,
     audio: bool = False,
+    image: bool = True,
 ) -> JsonObject:
     """What acp-bridge answers to `initialize` (an `InitializeResponse` on the wire).
 
     `caps` are the client's capabilities: the terminal login is offered only to a client
-    that enabled `auth.terminal` (spec/authentication.md, AUTH-WIRE-001). `audio`: the
-    configured provider can take audio (AUDIO-001).
+    that enabled `auth.terminal` (spec/authentication.md, AUTH-WIRE-001). `audio` and
+    `image`: a configured model takes them (AUDIO-001, PROMPTCAP-001).
     """
     offer = offer_for(offer, missing_key_vars)
     return {
@@ -43,7 +44,7 @@ def initialize_result(
         "agentCapabilities": {
             # Durable sessions (spec/sessions.md, SESS-040): exactly what is implemented.
             "loadSession": True,
-            "promptCapabilities": {"image": True, "audio": audio, "embeddedContext": True},
+            "promptCapabilities": {"image": image, "audio": audio, "embeddedContext": True},
             # stdio MCP servers are a MUST; both remote transports work too (MCP-CAP-001).
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": {
@@ -98,6 +99,7 @@ def initialize(
     missing_key_vars: tuple[str, ...],
     offer: AuthOffer | None = None,
     audio: bool = False,
+    image: bool = True,
 ) -> tuple[JsonObject, JsonObject]:
     """The `initialize` result and the client's capabilities as sent (a JSON object).
 
@@ -110,4 +112,5 @@ def initialize(
 
         request = from_wire(InitializeRequest, params)
         caps = to_wire(request.client_capabilities) if request.client_capabilities else {}
-    return initialize_result(missing_key_vars, offer=offer, caps=caps, audio=audio), caps
+    result = initialize_result(missing_key_vars, offer=offer, caps=caps, audio=audio, image=image)
+    return result, caps

@@ -114,8 +114,7 @@ class PromptTurns:
                 None if command else prompt,
             )
             if start.unanswered is not None:  # SESS-UNANSWERED-001: the same request again
-                title = None if command else prompt_title(prompt)
-                return await self._answer_from_journal(session, start, title)
+                return await self._answer_from_journal(session, start, prompt_title(prompt))
             if start.retry_of is not None:
                 # Sent again after it was interrupted: the same turn from its start (SESS-021).
                 history = store.history(session.session_id)
@@ -130,8 +129,6 @@ class PromptTurns:
         sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
-        tools = await conn.mcp.tools_for(session.session_id, config.tools)
-        system = self._system_prompt(session)
         turn = TurnRequest(
             turn_id=start.turn_id,
             id_prefix=start.id_prefix,
@@ -140,7 +137,7 @@ class PromptTurns:
             prompt=prompt,
             provider=config.provider,
             model=session.model,
-            tools=tools,
+            tools=await conn.mcp.tools_for(session.session_id, config.tools),
             make_context=lambda: conn.tool_context(session),
             sink=recorder,
             journal=recorder,
@@ -148,11 +145,11 @@ class PromptTurns:
             permissions=session.permissions,
             mode=session.mode,
             current_mode=lambda: session.mode,  # TURN-MODE-001: set_mode applies mid-turn
-            system=system,
+            system=self._system_prompt(session),
             policy=config.retry_policy,
             max_model_calls=config.max_model_calls,
             reasoning=session.reasoning or config.reasoning_effort,
-            budget=context_budget(session, live, config, system, tools.values()),
+            budget=context_budget(session, live, config),
         )
         started = time.monotonic()
         engine = CompactCommand(turn) if command else Turn(turn)
@@ -185,19 +182,16 @@ class PromptTurns:
             session.idle.set()
         stop = result.stop_reason.value
         _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
-        if session.title is None and not session.closed and not command:  # SESS-TITLE-001
+        if session.title is None and not session.closed:
             await self._announce_title(session, prompt_title(prompt))
         # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, built directly.
         wire = prompt_response_wire(stop, {"acpBridge": turn_report(start, result)})
         return Reply(wire, marks_answered(store, session.session_id, start))
 
-    async def _answer_from_journal(
-        self, session: Session, start: TurnStart, title: str | None
-    ) -> Reply:
-        """`title`: None for a command, which never titles a session (SESS-TITLE-001)."""
+    async def _answer_from_journal(self, session: Session, start: TurnStart, title: str) -> Reply:
         session.turns = start.ordinal
         _log.info("turn %s completed before its response was written: answered", start.turn_id)
-        if title is not None and session.title is None and not session.closed:
+        if session.title is None and not session.closed:
             await self._announce_title(session, title)  # SESS-033, if that was lost too
         store = self._conn.durable.store
         return Reply(journal_response(start), marks_answered(store, session.session_id, start))

@@ -63,9 +63,11 @@ class _Connection:
         auth: AuthOffer | None = None,
         background: TaskGroup | None = None,
         audio: bool = False,
+        image: bool = True,
     ) -> None:
         self._peer = peer
         self._audio = audio  # promptCapabilities.audio (AUDIO-001)
+        self._image = image  # promptCapabilities.image (PROMPTCAP-001)
         self._background = background
         self._load = load
         self._gate = AuthGate(auth, missing_key_vars)
@@ -141,6 +143,7 @@ class _Connection:
                 missing_key_vars=self._gate.missing(),
                 offer=self._gate.offer,
                 audio=self._audio,
+                image=self._image,
             )
             return Reply(result, self._warm_up)
         agent = self._state_ready() if method in _NEEDS_STATE else self.agent()
@@ -168,13 +171,14 @@ async def serve(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     trace: Tracer | None = None,
     audio: bool = False,
+    image: bool = True,
 ) -> None:
     """Serves ACP on `transport` until the editor closes it.
 
     `config` is the agent's configuration or a function that builds it on first need;
     with a function, `missing_key_vars` must say which API-key variables are missing and
-    `auth` how the key is looked up and `audio` whether the provider takes audio (these
-    answer `initialize` before the config is built).
+    `auth` how the key is looked up and `audio` / `image` whether a configured model takes
+    audio / images (these answer `initialize` before the config is built).
     """
     if callable(config):
         load: ConfigLoader = config
@@ -184,13 +188,13 @@ async def serve(
         load = lambda: ready  # noqa: E731
         missing = config.missing_key_vars
         auth = config.auth
-        from acp_bridge.providers import provider_takes_audio
+        from acp_bridge.providers import prompt_media
 
-        audio = provider_takes_audio(config.provider.name)
+        image, audio = prompt_media(config.provider.name, config.models, config.model_info)
     peer = JsonRpcPeer(transport, max_line_bytes=max_line_bytes, trace=trace)
     # The connection's background work (the sessions' MCP servers) ends with the connection.
     async with anyio.create_task_group() as background:
-        connection = _Connection(peer, load, missing, auth, background, audio)
+        connection = _Connection(peer, load, missing, auth, background, audio, image)
         try:
             await peer.serve(connection)
         finally:

@@ -16,7 +16,7 @@ from acp_bridge.cli._keys import auth_offer, missing_key_vars, provider_key
 from acp_bridge.cli._model_list import model_lister
 from acp_bridge.cli._settings import BridgeSettings
 from acp_bridge.cli._trace import TraceWriter
-from acp_bridge.providers import REASONING_LEVELS, provider_takes_audio
+from acp_bridge.providers import REASONING_LEVELS, prompt_media
 
 if TYPE_CHECKING:
     from acp_bridge.agent._config import AgentConfig
@@ -153,7 +153,7 @@ def run(settings: BridgeSettings) -> int:
                 auth=auth_offer(settings),
                 max_line_bytes=settings.max_line_bytes,
                 trace=trace.jsonrpc if trace else None,
-                audio=provider_takes_audio(settings.provider),  # AUDIO-001
+                **_media(settings),  # AUDIO-001, PROMPTCAP-001
             )
 
     try:
@@ -165,6 +165,16 @@ def run(settings: BridgeSettings) -> int:
         if trace:
             trace.close()
     return 0
+
+
+def _media(settings: BridgeSettings) -> dict[str, bool]:
+    """`promptCapabilities` image and audio from the settings alone, for an `initialize`
+    answered before the config is built: what the configured models take (PROMPTCAP-001)."""
+    from acp_bridge.providers._registry import default_model
+
+    models = (settings.model or default_model(settings.provider), *settings.models)
+    image, audio = prompt_media(settings.provider, models, settings.model_info)
+    return {"image": image, "audio": audio}
 
 
 def trace_error(settings: BridgeSettings, exc: OSError) -> str:

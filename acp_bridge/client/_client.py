@@ -161,13 +161,17 @@ class AcpClient:
         self._events.setdefault(session_id, [])
         return result
 
-    async def prompt(self, session_id: str, text: str) -> PromptOutcome:
-        """`session/prompt` with one text block; returns the turn as the editor saw it."""
+    async def prompt(
+        self, session_id: str, text: str, extra: Sequence[JsonObject] = ()
+    ) -> PromptOutcome:
+        """`session/prompt` with one text block (then the `extra` content blocks, such as an
+        image); returns the turn as the editor saw it."""
         events = self._events.setdefault(session_id, [])
         start = len(events)
         events.append(PromptSent(text))
         began = time.monotonic()
-        params: JsonObject = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        blocks: list[JsonValue] = [{"type": "text", "text": text}, *extra]
+        params: JsonObject = {"sessionId": session_id, "prompt": blocks}
         result: JsonObject | None = None
         error: JsonObject | None = None
         try:

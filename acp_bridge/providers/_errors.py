@@ -40,6 +40,7 @@ class FaultKind(enum.StrEnum):
     QUOTA_EXHAUSTED = "quota_exhausted"
     PROVIDER_ERROR = "provider_error"
     CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded"  # final: compact, never retry as is
+    UNPARSED_OUTPUT = "unparsed_output"  # final: the server could not parse the model's output
 
 
 _RETRYABLE_BY_DEFAULT = frozenset(

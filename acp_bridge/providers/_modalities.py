@@ -12,7 +12,7 @@ the scripted model takes both and says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from acp_bridge.providers._vision import text_only_model
@@ -24,6 +24,7 @@ __all__ = [
     "audio_format",
     "declared_info",
     "normalized_audio_type",
+    "prompt_media",
     "provider_takes_audio",
     "takes_audio",
     "takes_images",
@@ -135,3 +136,17 @@ def takes_audio(
     if kind == "openai":
         return model.rsplit("/", 1)[-1].lower().startswith(_AUDIO_FAMILIES)
     return kind == "scripted" or not text_only_model(model)
+
+
+def prompt_media(
+    kind: str, models: Sequence[str], declared: Mapping[str, ModelInfo]
+) -> tuple[bool, bool]:
+    """`promptCapabilities` (image, audio): what at least one configured model takes.
+
+    A text-only model alone (a local qwen2.5-coder) advertises neither, so the editor does
+    not offer to attach what would be refused (PROMPTCAP-001); a model picked later from the
+    provider's list keeps its own refusal by name (CONTENT-003, AUDIO-003).
+    """
+    image = any(takes_images(kind, model, declared) for model in models)
+    audio = any(takes_audio(kind, model, declared) for model in models)
+    return image, audio

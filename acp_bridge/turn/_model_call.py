@@ -25,6 +25,7 @@ from acp_bridge.providers import (
     ThoughtDelta,
     ToolSpec,
     Usage,
+    UserTurn,
 )
 from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall
 from acp_bridge.turn._clean import repaired_chunk
@@ -34,7 +35,7 @@ from acp_bridge.turn._reset import ChunkPresenter
 from acp_bridge.turn._retry import GiveUp, TurnFailed
 from acp_bridge.turn._turn_compaction import TurnCompaction
 from acp_bridge.turn._usage import usage_report
-from acp_bridge.turn._watch import ProgressWatch, retry_notice, run_watched, wait_exceeded
+from acp_bridge.turn._watch import ProgressWatch, retry_notice, wait_exceeded
 
 __all__ = ["FILTERED", "ModelCaller"]
 
@@ -43,6 +44,13 @@ logger = logging.getLogger(__name__)
 FILTERED = frozenset({FinishReason.CONTENT_FILTER, FinishReason.REFUSAL})
 _CHUNK_EVENTS = (TextDelta, ThoughtDelta)  # a tuple: isinstance checks it faster than a union
 _NO_PROGRESS = (StreamStart, Usage)  # a server that only opens streams makes no progress
+FORMAT_HINT = (
+    "Your last reply could not be read as a function call. Call one function now, replying "
+    'with only its JSON object {"name": ..., "arguments": {...}}: no code block, no other '
+    "text. Or answer in plain text if no function is needed."
+)
+"""Sent once, after the user's words, when the server could not parse the model's output
+(UNPARSED-002): the same request would get the same output; this one differs."""
 
 
 class ModelCaller:
@@ -58,6 +66,7 @@ class ModelCaller:
         self.retries = 0
         self._seq = itertools.count(1)
         self.compaction = TurnCompaction(request, id_prefix)
+        self._hint: str | None = None  # FORMAT_HINT for the attempts after an unparsed one
 
     async def call(self) -> Attempt:
         """Attempts until one completes; raises `TurnFailed` when retrying cannot help."""
@@ -67,6 +76,7 @@ class ModelCaller:
         presenter = ChunkPresenter(self.id_prefix, call.number)
         attempt = call.start_attempt()
         filtered = 0
+        self._hint = None
         watch = ProgressWatch(stall_after=policy.stall_notice_after, max_wait=policy.max_wait)
         while True:
             failure: ModelStreamError | None = None
@@ -90,9 +100,16 @@ class ModelCaller:
             if (
                 failure is not None
                 and failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED
-                and await self.compaction.recover(failure, call.number, watch)
+                and await self.compaction.recover(failure, call.number)
             ):
                 failure = None  # COMPACT-002: compacted; the request goes again, smaller
+            elif (
+                failure is not None
+                and failure.kind is FaultKind.UNPARSED_OUTPUT
+                and self._hint is None
+                and self.retries < policy.max_retries_per_turn
+            ):
+                self._hint = FORMAT_HINT  # UNPARSED-002: once, not as is: with the format
             elif failure is not None:
                 decision = policy.decide(
                     failure,
@@ -103,8 +120,6 @@ class ModelCaller:
                 give_up = decision.give_up
                 if watch.exceeded:
                     give_up = GiveUp.MAX_WAIT_EXCEEDED
-                    if failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED:  # COMPACT-013
-                        failure = wait_exceeded(None, request.provider.name, watch, 0.0)
                 elif decision.retry and watch.would_exceed(decision.delay):
                     give_up = GiveUp.MAX_WAIT_EXCEEDED  # WAIT-003: no back-off past the cap
                     failure = wait_exceeded(failure, request.provider.name, watch, decision.delay)
@@ -147,13 +162,19 @@ class ModelCaller:
     ) -> None:
         """`_stream` beside the watch's task (WAIT-002, WAIT-003); the stream's own exception
         leaves unwrapped."""
-        request = self.request
-        await run_watched(
-            lambda: self._stream(call, attempt, presenter, watch),
-            watch,
-            request.sink.send_update,
-            request.provider.name,
-        )
+        failure: Exception | None = None
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch.watch, scope, self.request.sink.send_update)
+                try:
+                    await self._stream(call, attempt, presenter, watch)
+                except Exception as exc:
+                    failure = exc
+                tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        if watch.exceeded:
+            raise wait_exceeded(None, self.request.provider.name, watch, 0.0)
 
     async def report_usage(self, call: ModelCall) -> None:
         self.compaction.observe(call)
@@ -170,7 +191,9 @@ class ModelCaller:
             request.history[:] = repaired
         model_request = ModelRequest(
             model=request.model,
-            messages=tuple(request.history),
+            messages=(*request.history, UserTurn((self._hint,)))
+            if self._hint
+            else tuple(request.history),
             tools=self.specs(),
             system=request.system,
             attempt=attempt.number,

@@ -159,6 +159,15 @@ class TurnFailed(InternalError):
                 f"{_sentence(error.message)} Compacting the conversation could not make it "
                 "fit; send a shorter prompt, or switch to a model with a larger window."
             )
+        elif error.kind is FaultKind.UNPARSED_OUTPUT:  # UNPARSED-001: final, never as is
+            message = (
+                f"The model's output could not be parsed as a tool call or an answer by the "
+                f"model server ({what}): {_sentence(error.message)} Asked again once with the "
+                "format spelled out, and the same request gets the same output, so it was not "
+                "sent again. Try asking again in other words (one step at a time helps small "
+                "models), or use a model or chat template whose tool calls the server can "
+                "parse."
+            )
         elif give_up is GiveUp.NOT_RETRYABLE:
             message = (
                 f"The model request failed ({what}): {_sentence(error.message)} "

@@ -11,6 +11,7 @@ attempt and the turn ends with an error that names what to check (spec/usage-and
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -20,13 +21,7 @@ from acp_bridge.turn._updates import UserNotice
 
 _NOTIFY_LIMIT = 10.0
 
-__all__ = [
-    "ProgressWatch",
-    "retry_notice",
-    "run_watched",
-    "wait_exceeded",
-    "wait_exceeded_message",
-]
+__all__ = ["ProgressWatch", "retry_notice", "wait_exceeded", "wait_exceeded_message"]
 
 
 def retry_notice(
@@ -39,6 +34,8 @@ def retry_notice(
         what = "Rate limited by the model provider"
     elif error.kind.value in ("idle_timeout", "first_token_timeout"):
         what = "The model stopped sending data"
+    elif error.kind.value == "unparsed_output":  # UNPARSED-002
+        what = "The model server could not read the model's reply; asking again with the format"
     elif error.kind.value in ("connection_failed",):
         what = "Could not reach the model provider"
     elif error.status is not None:
@@ -99,25 +96,16 @@ class ProgressWatch:
         return self.max_wait is not None and self.waited() + delay > self.max_wait
 
     async def watch(
-        self,
-        scope: anyio.CancelScope,
-        notify: Callable[[UserNotice], Awaitable[None]],
-        done: anyio.Event,
+        self, scope: anyio.CancelScope, notify: Callable[[UserNotice], Awaitable[None]]
     ) -> None:
-        """Runs beside one attempt's stream until `done` is set (or it is cancelled); cancels
-        `scope` past max_wait. Ending on `done` rather than by a cancellation spares every
-        model call's end a `CancelScope.cancel()` (which formats the task's repr: issue 15.2)."""
+        """Runs beside one attempt's stream until cancelled; cancels `scope` past max_wait."""
         limits = [x for x in (self.stall_after, self.max_wait) if x is not None and x > 0]
         if not limits:
-            await done.wait()
-            return
+            await anyio.sleep(math.inf)
         period = max(min(limits) / 4, 0.01)
         seen = self.seen
         while True:
-            with anyio.move_on_after(period):
-                await done.wait()
-            if done.is_set():
-                return
+            await anyio.sleep(period)
             if self.seen != seen:  # progress since the last look
                 seen = self.seen
                 self.last_progress = self._clock()
@@ -151,27 +139,3 @@ def wait_exceeded(
     return ModelStreamError(
         kind, message, retryable=False, status=None if failure is None else failure.status
     )
-
-
-async def run_watched(
-    run: Callable[[], Awaitable[None]],
-    watch: ProgressWatch,
-    notify: Callable[[UserNotice], Awaitable[None]],
-    provider: str,
-) -> None:
-    """`run()` (one attempt's stream) beside the watch's task (WAIT-002, WAIT-003): its own
-    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`."""
-    failure: Exception | None = None
-    done = anyio.Event()
-    with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch.watch, scope, notify, done)
-            try:
-                await run()
-            except Exception as exc:
-                failure = exc
-            done.set()  # the watch returns: no cancellation to deliver
-    if failure is not None:
-        raise failure
-    if watch.exceeded:
-        raise wait_exceeded(None, provider, watch, 0.0)

@@ -10,6 +10,9 @@ spell errors differently; what they mean is decided here, once:
   `UNAVAILABLE`, ...), then by a numeric code, and are retryable when unknown.
 - "The prompt does not fit the context window", in each provider's words (`_overflow`), is
   `context_length_exceeded`, final whatever the status (COMPACT-001): the engine compacts.
+- "The model produced output that does not match the expected ... format" (llama.cpp's
+  server could not parse the model's output into content and tool calls, `_unparsed`) is
+  `unparsed_output`, final: the same request gets the same output (UNPARSED-001).
 - The server's wait (`retry-after-ms`, `retry-after` seconds or HTTP date, Gemini
   `RetryInfo.retryDelay`) is kept uncapped in `retry_after`; the retry policy caps it.
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase, kind_for_status
 from acp_bridge.providers.http._overflow import context_overflow
+from acp_bridge.providers.http._unparsed import unparsed_output
 
 __all__ = [
     "error_from_payload",
@@ -133,6 +137,8 @@ def error_from_status(
     if overflow is not None:
         kind, retryable = FaultKind.CONTEXT_LENGTH_EXCEEDED, False
     detail = _message(payload) or body.decode("utf-8", "replace").strip() or "no error body"
+    if status >= 500 and unparsed_output(detail):  # UNPARSED-001
+        kind, retryable = FaultKind.UNPARSED_OUTPUT, False
     return ModelStreamError(
         kind,
         scrub(f"{provider} answered HTTP {status}: {detail}", secret),
@@ -170,6 +176,8 @@ def error_from_payload(
     if overflow is not None:
         kind, retryable = FaultKind.CONTEXT_LENGTH_EXCEEDED, False
     detail = _message(error) or "error event without a message"
+    if unparsed_output(detail):  # UNPARSED-001
+        kind, retryable = FaultKind.UNPARSED_OUTPUT, False
     return ModelStreamError(
         kind,
         scrub(f"{provider} stream error: {detail}", secret),
