@@ -1,22 +1,31 @@
 """Per-turn cost in one long session, per provider, and last chunk -> response (issue 15.2).
 
-One acp-bridge process per provider (`--provider openai|anthropic|gemini --base-url <server>`)
-plays N prompts in one session against benchmarks/_turn_server.py (its own process), which
-answers every request at once with the same short streamed text (12 chunks) and never parses
-the request body: what grows from turn to turn is the bridge's own work (history rendered,
-encoded and sent, the journal). Per turn, measured from this process:
+Per provider, three agents run side by side, their prompts interleaved (one of each in turn,
+so the machine's load falls on all three alike), against benchmarks/_turn_server.py (its own
+process), which answers every request at once with the same short streamed text (12 chunks)
+and never parses the request body:
 
-- wall: `session/prompt` written -> its response read;
-- cpu: the bridge process's CPU time during the turn (every thread, /proc/PID/task/*/schedstat);
-- tail: the read that brought the turn's last `agent_message_chunk` -> the read that brought
-  the response (what the journal does after the stream ends). When both arrive in one read
-  it is 0.
+- the long session: one acp-bridge process (`--provider openai|anthropic|gemini --base-url
+  <server>`) playing N prompts in one session: what grows from turn to turn is the bridge's
+  own work (history rendered, encoded and sent, the journal);
+- the fresh reference: a second acp-bridge process on the same provider whose session is
+  replaced by a new one every 10 prompts (its samples are its sessions' turns 2-10), so at
+  any point of the run it shows what an early turn costs under the load of that moment;
+- the SDK reference: benchmarks/_sdk_stream_agent.py, the official Python SDK's agent
+  forwarding the same stream shape (OpenAI's; it sends no history): only its tail compares.
 
-Reported: medians over a window of 10 turns around turn 10, turn 100 and turn N, and the ratio
-turn N / turn 10 (target: wall <= 1.5). The reference for the tail is benchmarks/
-_sdk_stream_agent.py, the official Python SDK's agent forwarding the same OpenAI stream (it sends
-no history: only its tail is compared; target bridge tail <= 2 x the SDK's), run in the same
-process order right after the bridge's OpenAI session.
+Per turn, measured from this process: wall (`session/prompt` written -> its response read);
+cpu (the agent process's CPU time during the turn, every thread, /proc/PID/task/*/schedstat);
+tail (the read that brought the turn's last `agent_message_chunk` -> the read that brought the
+response; 0 when both arrive in one read, as the SDK's often do: hence the tail figures are
+trimmed means, the middle 80% of the window, where a median would be 0).
+
+Reported per window of `--window` turns (from turn 10, around turn 100, ending at turn N):
+the long session's medians, the fresh reference's over the same stretch of the run, and
+- growth: long wall at turn N / long wall at turn 10, both of the long session (the figure
+  of earlier runs; turn 10 and turn N are minutes apart, under different load);
+- growth vs fresh: long wall at turn N / fresh wall in the same stretch (target <= 1.5);
+- tail / SDK: the long session's tail at turn N / the SDK's in the same stretch (target <= 2).
 
     pip install -e '.[bench]'
     python benchmarks/bench_per_turn.py                    # N=1000, all three providers
@@ -43,7 +52,7 @@ from _bench_processes import StdioAgent, isolated_env
 
 HERE = Path(__file__).resolve().parent
 PROVIDERS = ("openai", "anthropic", "gemini")
-TARGET_GROWTH = 1.5  # wall at turn N <= 1.5 x wall at turn 10
+TARGET_GROWTH = 1.5  # wall at turn N <= 1.5 x wall of an early turn (the fresh session's)
 TARGET_TAIL = 2.0  # last chunk -> response <= 2 x the SDK agent's
 _BASE = {"openai": "/v1", "anthropic": "", "gemini": "/v1beta"}
 _KEYS = {"anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY"}
@@ -143,8 +152,7 @@ def _prompt_text(turn: int) -> str:
     return f"turn {turn}: go on with the story, one or two sentences, in the same voice please."
 
 
-def run_bridge(provider: str, server: _Server, work: Path, turns: int,
-               profile: Path | None) -> list[TurnSample]:
+def bridge_agent(provider: str, server: _Server, work: Path, profile: Path | None) -> StdioAgent:
     env = isolated_env(work)
     if provider in _KEYS:
         env[_KEYS[provider]] = "bench-key"
@@ -155,99 +163,155 @@ def run_bridge(provider: str, server: _Server, work: Path, turns: int,
                 "-m", "acp_bridge"]
     argv = [*head, "--provider", provider, "--base-url", server.root + _BASE[provider],
             "--model", "bench", "--state-dir", str(work / "state")]
-    agent = StdioAgent(argv, env=env, cwd=work)
-    try:
-        session = _Session(agent, work)
-        return [session.prompt(_prompt_text(n)) for n in range(1, turns + 1)]
-    finally:
-        agent.close()
+    return StdioAgent(argv, env=env, cwd=work)
 
 
-def run_sdk(server: _Server, work: Path, turns: int) -> list[TurnSample]:
+def sdk_agent(server: _Server, work: Path) -> StdioAgent:
     argv = [sys.executable, str(HERE / "_sdk_stream_agent.py"), server.root + "/v1"]
-    agent = StdioAgent(argv, env=isolated_env(work), cwd=work)
+    return StdioAgent(argv, env=isolated_env(work), cwd=work)
+
+
+FRESH_EVERY = 10  # prompts per session of the fresh reference
+
+
+@dataclass(slots=True)
+class Run:
+    """One provider's interleaved run: per long-session turn, its sample and the fresh
+    reference's and the SDK's taken right after it (None: a fresh session's first turn)."""
+
+    long: list[TurnSample]
+    fresh: list[TurnSample | None]
+    sdk: list[TurnSample]
+
+
+def run_provider(provider: str, server: _Server, work: Path, turns: int,
+                 profile: Path | None) -> Run:
+    agents: list[StdioAgent] = []
     try:
-        session = _Session(agent, work)
-        return [session.prompt(_prompt_text(n)) for n in range(1, turns + 1)]
+        agents.append(bridge_agent(provider, server, work / "long", profile))
+        agents.append(bridge_agent(provider, server, work / "fresh", None))
+        agents.append(sdk_agent(server, work / "sdk"))
+        long, fresh, sdk = (_Session(a, work / name) for a, name in
+                            zip(agents, ("long", "fresh", "sdk"), strict=True))
+        run = Run([], [], [])
+        for n in range(1, turns + 1):
+            run.long.append(long.prompt(_prompt_text(n)))
+            if n > 1 and (n - 1) % FRESH_EVERY == 0:
+                fresh = _Session(fresh.agent, work / "fresh")  # a new session, same process
+            sample = fresh.prompt(_prompt_text(n))
+            run.fresh.append(None if (n - 1) % FRESH_EVERY == 0 else sample)
+            run.sdk.append(sdk.prompt(_prompt_text(n)))
+        return run
     finally:
-        agent.close()
+        for agent in agents:
+            agent.close()
 
 
-def window(samples: list[TurnSample], turn: int, field: str) -> float:
-    """The median of `field` over the 10 turns ending at `turn` (1-based)."""
-    chosen = samples[max(0, turn - 10) : turn]
-    return statistics.median(getattr(s, field) for s in chosen)
+def span(turn: int, turns: int, width: int) -> slice:
+    """The window of `width` turns for mark `turn` (1-based): from turn 10 on for the first
+    mark, ending at the last turn for the last, around the mark otherwise."""
+    if turn >= turns:
+        return slice(max(0, turns - width), turns)
+    begin = max(0, min(turn - 1 - (0 if turn <= 10 else width // 2), turns - width))
+    return slice(begin, begin + width)
+
+
+def trimmed_mean(values: list[float]) -> float:
+    """The mean of the middle 80% (a tail of 0, both lines in one read, counts as 0)."""
+    ordered = sorted(values)
+    cut = len(ordered) // 10
+    kept = ordered[cut : len(ordered) - cut] or ordered
+    return statistics.fmean(kept)
+
+
+def figures(samples: list[TurnSample | None]) -> dict[str, float]:
+    chosen = [s for s in samples if s is not None]
+    return {
+        "wall_ms": statistics.median(s.wall_ms for s in chosen),
+        "cpu_ms": statistics.median(s.cpu_ms for s in chosen),
+        "tail_ms": trimmed_mean([s.tail_ms for s in chosen]),
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--providers", default=",".join(PROVIDERS))
-    parser.add_argument("--sdk-turns", type=int, default=100)
+    parser.add_argument("--window", type=int, default=30, help="turns per window (30)")
     parser.add_argument("--profile-bridge", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     providers = [p for p in args.providers.split(",") if p]
+    width = min(args.window, args.turns)
     marks = sorted({10, 100, args.turns} & set(range(10, args.turns + 1)))
-    report: dict[str, Any] = {"turns": args.turns, "providers": {}}
+    report: dict[str, Any] = {"turns": args.turns, "window": width, "providers": {}}
     server = _Server()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-per-turn-") as tmp:
             for provider in providers:
                 work = Path(tmp) / provider
-                work.mkdir()
+                for name in ("long", "fresh", "sdk"):
+                    (work / name).mkdir(parents=True)
                 sent_before = len(server.bodies())
-                samples = run_bridge(provider, server, work, args.turns, args.profile_bridge)
+                run = run_provider(provider, server, work, args.turns, args.profile_bridge)
                 bodies = server.bodies()[sent_before:]
-                entry = {
-                    f"turn{m}": {f: window(samples, m, f) for f in ("wall_ms", "cpu_ms",
-                                                                    "tail_ms")}
-                    for m in marks
-                }
-                entry["requestBytesLast"] = bodies[-1] if bodies else 0
+                entry: dict[str, Any] = {}
+                for m in marks:
+                    window = span(m, args.turns, width)
+                    entry[f"turn{m}"] = {
+                        **figures(list(run.long[window])),
+                        "fresh": figures(run.fresh[window]),
+                        "sdk": figures(list(run.sdk[window])),
+                    }
+                entry["requestBytesLast"] = max(bodies) if bodies else 0
                 first, last = entry[f"turn{marks[0]}"], entry[f"turn{marks[-1]}"]
                 entry["growth"] = {
                     "wall": last["wall_ms"] / first["wall_ms"],
                     "cpu": last["cpu_ms"] / first["cpu_ms"],
+                    "wallVsFresh": last["wall_ms"] / last["fresh"]["wall_ms"],
+                    "cpuVsFresh": last["cpu_ms"] / last["fresh"]["cpu_ms"],
                 }
+                sdk_tail = last["sdk"]["tail_ms"]
+                entry["tailOverSdk"] = last["tail_ms"] / sdk_tail if sdk_tail else float("inf")
                 report["providers"][provider] = entry
-            sdk_work = Path(tmp) / "sdk"
-            sdk_work.mkdir()
-            sdk = run_sdk(server, sdk_work, args.sdk_turns)
-            sdk_tail = statistics.median(s.tail_ms for s in sdk[10:] or sdk)
-            report["sdk"] = {"tail_ms": sdk_tail,
-                             "wall_ms": statistics.median(s.wall_ms for s in sdk[10:] or sdk)}
-            if "openai" in report["providers"]:
-                tail = report["providers"]["openai"][f"turn{marks[-1]}"]["tail_ms"]
-                report["tailOverSdk"] = tail / sdk_tail if sdk_tail else float("inf")
     finally:
         server.close()
-    report["targets"] = {"growth.wall": TARGET_GROWTH, "tailOverSdk": TARGET_TAIL}
+    report["targets"] = {"growth.wallVsFresh": TARGET_GROWTH, "tailOverSdk": TARGET_TAIL}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"per-turn cost, one session of {args.turns} turns per provider (medians of 10 turns)")
-    head = "".join(f"{'turn ' + str(m):>16}" for m in marks)
-    print(f"{'':22}{head}{'growth':>9}")
-    for provider, entry in report["providers"].items():
-        for field, label in (("wall_ms", "wall ms"), ("cpu_ms", "cpu ms"),
-                             ("tail_ms", "last chunk->resp")):
-            cells = "".join(f"{entry['turn' + str(m)][field]:16.2f}" for m in marks)
-            growth = entry["growth"].get(field.split("_")[0], None)
-            tail = f"{growth:9.2f}" if growth is not None else ""
-            print(f"{provider + ' ' + label:22}{cells}{tail}")
-        print(f"{provider + ' request bytes':22}{entry['requestBytesLast']:>16} (turn {args.turns})")
-    print(f"sdk-stream-agent: last chunk -> response {report['sdk']['tail_ms']:.2f} ms, "
-          f"turn {report['sdk']['wall_ms']:.2f} ms")
-    if "tailOverSdk" in report:
-        verdict = "met" if report["tailOverSdk"] <= TARGET_TAIL else "NOT met"
-        print(f"openai tail / sdk tail: {report['tailOverSdk']:.2f} (target <= {TARGET_TAIL}: "
-              f"{verdict})")
-    for provider, entry in report["providers"].items():
-        verdict = "met" if entry["growth"]["wall"] <= TARGET_GROWTH else "NOT met"
-        print(f"{provider}: wall turn {marks[-1]} / turn {marks[0]} = "
-              f"{entry['growth']['wall']:.2f} (target <= {TARGET_GROWTH}: {verdict})")
+    _print(report, marks)
     return 0
+
+
+def _print(report: dict[str, Any], marks: list[int]) -> None:
+    turns, width = report["turns"], report["window"]
+    print(f"per-turn cost, one session of {turns} turns per provider, interleaved with a fresh"
+          f" session and the SDK agent (windows of {width} turns: medians; tails: trimmed means)")
+    head = "".join(f"{'turn ' + str(m):>12}" for m in marks)
+    print(f"{'':30}{head}")
+    for provider, entry in report["providers"].items():
+        rows = (
+            ("wall ms", lambda e: e["wall_ms"]),
+            ("wall ms, fresh session", lambda e: e["fresh"]["wall_ms"]),
+            ("cpu ms", lambda e: e["cpu_ms"]),
+            ("cpu ms, fresh session", lambda e: e["fresh"]["cpu_ms"]),
+            ("last chunk->resp ms", lambda e: e["tail_ms"]),
+            ("  sdk agent", lambda e: e["sdk"]["tail_ms"]),
+        )
+        for label, get in rows:
+            cells = "".join(f"{get(entry['turn' + str(m)]):12.2f}" for m in marks)
+            print(f"{provider + ' ' + label:30}{cells}")
+        print(f"{provider + ' request bytes':30}{entry['requestBytesLast']:>12} (largest)")
+    for provider, entry in report["providers"].items():
+        growth = entry["growth"]
+        fresh_ok = "met" if growth["wallVsFresh"] <= TARGET_GROWTH else "NOT met"
+        tail_ok = "met" if entry["tailOverSdk"] <= TARGET_TAIL else "NOT met"
+        print(f"{provider}: wall turn {marks[-1]} / fresh session {growth['wallVsFresh']:.2f}"
+              f" (target <= {TARGET_GROWTH}: {fresh_ok}); cpu {growth['cpuVsFresh']:.2f};"
+              f" wall turn {marks[-1]} / turn {marks[0]} {growth['wall']:.2f}, cpu"
+              f" {growth['cpu']:.2f}; tail / sdk {entry['tailOverSdk']:.2f} (target <="
+              f" {TARGET_TAIL}: {tail_ok})")
 
 
 if __name__ == "__main__":

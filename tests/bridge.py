@@ -12,12 +12,33 @@ from editor import ScriptedEditor, connect
 from rawpeer import MemoryLink
 
 from acp_bridge.agent import AgentConfig, SlashCommand, serve
-from acp_bridge.providers import ModelProvider
+from acp_bridge.providers import ModelProvider, ModelRequest, StreamEvent
 from acp_bridge.providers.scripted import ScriptedProvider, builtin_scripts
 from acp_bridge.turn import RetryPolicy
 
 # Back-off waits are real waits in the engine; tests keep them tiny but non-zero paths.
 FAST_RETRIES = RetryPolicy(base_delay=0.001, max_delay=0.002, max_retry_after=5.0)
+
+
+class RecordingProvider:
+    """A scripted provider (`ScriptedProvider(None)` by default), remembering every request
+    it was asked to stream."""
+
+    def __init__(self, inner: ScriptedProvider | None = None) -> None:
+        self.inner = inner or ScriptedProvider(None)
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        return self.inner.stream(request)
 
 
 def schema_validator() -> Any:

@@ -18,8 +18,10 @@ A `GET .../models` (the bridge's background fetch of the provider's model list: 
 model calls.
 
 `sse_reply(...)` and `json_reply(...)` build the common replies; `drain(stream)` collects a
-provider stream's events and its `ModelStreamError`. Everything runs on real sockets; the
-tests never sleep: stalls are released by events, and waits are bounded by `fail_after`.
+provider stream's events and its `ModelStreamError`; `stream_at(...)` streams one request
+of a provider at a server of these replies, and `assert_fault` checks the error it ended
+with. Everything runs on real sockets; the tests never sleep: stalls are released by events,
+and waits are bounded by `fail_after`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from acp_bridge.providers import ModelStreamError, StreamEvent
+from acp_bridge.providers import FaultKind, ModelRequest, ModelStreamError, Phase, StreamEvent
+from acp_bridge.providers.http import HttpProviderOptions
 
 __all__ = [
     "AwaitHangup",
@@ -51,12 +54,14 @@ __all__ = [
     "SendRaw",
     "Step",
     "WaitFor",
+    "assert_fault",
     "drain",
     "empty_listing",
     "is_model_listing",
     "json_reply",
     "sse",
     "sse_reply",
+    "stream_at",
 ]
 
 _HEAD_LIMIT = 64 * 1024
@@ -325,3 +330,44 @@ async def drain(
         except ModelStreamError as exc:
             error = exc
     return events, error
+
+
+async def stream_at(
+    provider_type: Callable[[HttpProviderOptions], Any],
+    base_path: str,
+    replies: Sequence[Reply],
+    request: ModelRequest,
+    *,
+    on_event: Callable[[StreamEvent], None] | None = None,
+    **settings: Any,
+) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
+    """One request of a provider (`model`, `idle_timeout` 2 s unless given) at a server
+    playing `replies` under `base_path`: its events (each to `on_event` as it comes), its
+    error, and the server."""
+    async with LoopbackServer(replies) as server:
+        options = HttpProviderOptions(
+            **{"idle_timeout": 2.0, **settings}, base_url=server.base_url + base_path
+        )
+        async with provider_type(options) as provider:
+            events, error = await drain(provider.stream(request), on_event=on_event)
+    return events, error, server
+
+
+def assert_fault(
+    error: ModelStreamError | None,
+    kind: FaultKind,
+    *,
+    phase: Phase = Phase.STREAM,
+    retryable: bool = True,
+    status: int | None = None,
+    retry_after: float | None = None,
+) -> None:
+    """The stream failed with this classification (PROV-001: kind, phase, retryability)."""
+    assert error is not None, "expected the stream to fail"
+    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
+        kind,
+        phase,
+        retryable,
+        status,
+        retry_after,
+    )

@@ -10,12 +10,14 @@ journaled for the replay but never enters the model history.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.agent._config import AgentConfig, SlashCommand
 from acp_bridge.agent._live import LiveUpdates
 from acp_bridge.agent._session import Session
+from acp_bridge.providers import ToolSpec
+from acp_bridge.tools import Tool
 from acp_bridge.turn import (
     AgentText,
     CompactionFailed,
@@ -26,7 +28,7 @@ from acp_bridge.turn import (
     TurnRequest,
     TurnResult,
     compact,
-    estimate_tokens,
+    estimate_overhead,
 )
 
 __all__ = ["COMPACT_COMMAND", "CompactCommand", "context_budget", "is_compact_command"]
@@ -47,15 +49,30 @@ def is_compact_command(blocks: Sequence[JsonObject]) -> bool:
     return text.strip() == f"/{COMPACT_COMMAND.name}"
 
 
-def context_budget(session: Session, live: LiveUpdates, config: AgentConfig) -> ContextBudget:
+def context_budget(
+    session: Session,
+    live: LiveUpdates,
+    config: AgentConfig,
+    system: str | None = None,
+    tools: Iterable[Tool] = (),
+) -> ContextBudget:
     """The session's budget, following its current model's window; None-free: a threshold
-    of 0 only stops compacting before a call (an overflow still compacts)."""
+    of 0 only stops compacting before a call (an overflow still compacts).
+
+    A session's first budget (a new session, or the first prompt after `session/load`,
+    `session/resume` or a restart) estimates what the next request really carries: the
+    system prompt with the project instructions, the tool definitions (MCP tools included)
+    and the history; at least the context the session's kept usage said (USAGE-006), until
+    a model call's usage says (COMPACT-010).
+    """
     window, _ = live.window()
     threshold = config.compaction_threshold if config.compaction_threshold > 0 else float("inf")
     budget = session.budget
     if budget is None:
         budget = ContextBudget(window, threshold, config.compaction_keep_turns)
-        budget.used = estimate_tokens(session.history)  # a loaded session: until usage says
+        specs = [ToolSpec(t.name, t.description, t.parameters) for t in tools]
+        budget.estimate(session.history, estimate_overhead(system, specs))
+        budget.used = max(budget.used, live.used)
         session.budget = budget
     else:
         if window != budget.window:  # another model: what its predecessor's errors said goes
@@ -95,7 +112,8 @@ class CompactCommand:
                 random=request.random,
             )
         except CompactionFailed as error:
-            data: dict[str, JsonValue] = {"reason": "compaction_failed", "giveUp": "not_retryable"}
+            give_up = "not_retryable" if error.give_up is None else error.give_up.value
+            data: dict[str, JsonValue] = {"reason": "compaction_failed", "giveUp": give_up}
             raise TurnFailed(f"Could not compact the conversation: {error.message}", data) from None
         if record is None:
             text = "Nothing to compact yet: the conversation is only its latest exchange."

@@ -60,7 +60,9 @@ def usage_fields(usage: Usage | None) -> JsonObject | None:
 def usage_meta(report: UsageReport) -> JsonObject:
     """`_meta.acpBridge` of a usage_update: every attempt's billed usage (USAGE-002)."""
     billed = [a.usage for a in report.attempts if a.usage is not None]
+    meta: JsonObject = {} if report.compaction_id is None else _compaction_meta(report)
     return {
+        **meta,
         "modelCall": report.model_call,
         "kept": usage_fields(report.kept),
         "billed": usage_fields(
@@ -84,6 +86,12 @@ def usage_meta(report: UsageReport) -> JsonObject:
             for a in report.attempts
         ],
     }
+
+
+def _compaction_meta(report: UsageReport) -> JsonObject:
+    """COMPACT-011/012: the usage_update after a compaction names it; its `billed` is the
+    summary call's, and `estimated` says `used` is an estimate until the next call's usage."""
+    return {"compactionId": report.compaction_id, "estimated": report.context is not None}
 
 
 @dataclass(slots=True)
@@ -189,6 +197,8 @@ class LiveUpdates:
         if report.kept is not None:
             # The context now in use: the kept attempt's prompt and its answer (USAGE-001).
             self.used = report.kept.input_tokens + report.kept.output_tokens
+        elif report.context is not None:  # COMPACT-011: after a compaction, estimated
+            self.used = report.context
         for attempt in report.attempts:
             if attempt.usage is not None and attempt.usage.cost is not None:
                 self.cost = (self.cost or 0.0) + attempt.usage.cost

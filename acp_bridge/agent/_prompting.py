@@ -114,7 +114,8 @@ class PromptTurns:
                 None if command else prompt,
             )
             if start.unanswered is not None:  # SESS-UNANSWERED-001: the same request again
-                return await self._answer_from_journal(session, start, prompt_title(prompt))
+                title = None if command else prompt_title(prompt)
+                return await self._answer_from_journal(session, start, title)
             if start.retry_of is not None:
                 # Sent again after it was interrupted: the same turn from its start (SESS-021).
                 history = store.history(session.session_id)
@@ -129,6 +130,8 @@ class PromptTurns:
         sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
+        tools = await conn.mcp.tools_for(session.session_id, config.tools)
+        system = self._system_prompt(session)
         turn = TurnRequest(
             turn_id=start.turn_id,
             id_prefix=start.id_prefix,
@@ -137,7 +140,7 @@ class PromptTurns:
             prompt=prompt,
             provider=config.provider,
             model=session.model,
-            tools=await conn.mcp.tools_for(session.session_id, config.tools),
+            tools=tools,
             make_context=lambda: conn.tool_context(session),
             sink=recorder,
             journal=recorder,
@@ -145,11 +148,11 @@ class PromptTurns:
             permissions=session.permissions,
             mode=session.mode,
             current_mode=lambda: session.mode,  # TURN-MODE-001: set_mode applies mid-turn
-            system=self._system_prompt(session),
+            system=system,
             policy=config.retry_policy,
             max_model_calls=config.max_model_calls,
             reasoning=session.reasoning or config.reasoning_effort,
-            budget=context_budget(session, live, config),
+            budget=context_budget(session, live, config, system, tools.values()),
         )
         started = time.monotonic()
         engine = CompactCommand(turn) if command else Turn(turn)
@@ -182,16 +185,19 @@ class PromptTurns:
             session.idle.set()
         stop = result.stop_reason.value
         _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
-        if session.title is None and not session.closed:
+        if session.title is None and not session.closed and not command:  # SESS-TITLE-001
             await self._announce_title(session, prompt_title(prompt))
         # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, built directly.
         wire = prompt_response_wire(stop, {"acpBridge": turn_report(start, result)})
         return Reply(wire, marks_answered(store, session.session_id, start))
 
-    async def _answer_from_journal(self, session: Session, start: TurnStart, title: str) -> Reply:
+    async def _answer_from_journal(
+        self, session: Session, start: TurnStart, title: str | None
+    ) -> Reply:
+        """`title`: None for a command, which never titles a session (SESS-TITLE-001)."""
         session.turns = start.ordinal
         _log.info("turn %s completed before its response was written: answered", start.turn_id)
-        if session.title is None and not session.closed:
+        if title is not None and session.title is None and not session.closed:
             await self._announce_title(session, title)  # SESS-033, if that was lost too
         store = self._conn.durable.store
         return Reply(journal_response(start), marks_answered(store, session.session_id, start))

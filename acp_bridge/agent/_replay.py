@@ -98,8 +98,13 @@ def replay_updates(item: ReplayItem, *, compaction: bool = False) -> list[acp.Se
     if isinstance(item, CompactionRecord):
         if not compaction:
             return []
-        done = CompactionShown(
-            item.compaction_id, "completed", item.summary, trigger=item.trigger, kept=item.kept
+        done = CompactionShown(  # every field the live one had (COMPACT-009)
+            item.compaction_id,
+            "completed",
+            item.summary,
+            trigger=item.trigger,
+            summarised=item.summarised,
+            kept=item.kept,
         )
         return [compaction_update(done)]
     if isinstance(item, PromptShown):

@@ -2,11 +2,12 @@
 
 A compaction (`acp_bridge.turn.CompactionRecord`) is journaled as one row of `messages`, in
 order with the conversation, its body `{"type": "compaction", "compactionId", "summary",
-"kept", "trigger", "beforeModelCall"}` (COMPACT-005). Reading the history applies the last
-one of the turns not superseded: the summary, then the `kept` messages before it, then every
-message after it, through the same `compacted_history` the turn engine applied live, so a
-reloaded or restarted session sends the provider the conversation it would have sent.
-Only the rows after the last compaction and its `kept` rows before it are read.
+"kept", "trigger", "beforeModelCall", "summarised"}` (COMPACT-005). Reading the history
+applies the last one of the turns not superseded: the summary, then the `kept` messages
+before it, then every message after it, through the same `compacted_history` the turn
+engine applied live, so a reloaded or restarted session sends the provider the conversation
+it would have sent. Only the rows after the last compaction and its `kept` rows before it
+are read.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def compaction_to_json(record: CompactionRecord) -> JsonObject:
         "kept": record.kept,
         "trigger": record.trigger,
         "beforeModelCall": record.before_model_call,
+        "summarised": record.summarised,
     }
 
 
@@ -56,6 +58,7 @@ def compaction_from_json(data: Any) -> CompactionRecord:
         kept=int(data["kept"]),
         trigger=str(data.get("trigger", "")),
         before_model_call=int(data.get("beforeModelCall", 0)),
+        summarised=int(data.get("summarised", 0)),  # absent in rows of an older bridge
     )
 
 

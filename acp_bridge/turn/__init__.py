@@ -8,15 +8,17 @@ The engine speaks `TurnUpdate`s to a `TurnSink`; it knows nothing of JSON-RPC.
 """
 
 from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall, TaggedEvent
+from acp_bridge.turn._budget import ContextBudget
 from acp_bridge.turn._compaction import (
     SUMMARY_HEADER,
     CompactionPlan,
     CompactionRecord,
     compacted_history,
+    estimate_overhead,
     estimate_tokens,
     plan_compaction,
 )
-from acp_bridge.turn._compactor import SUMMARY_SYSTEM, CompactionFailed, ContextBudget, compact
+from acp_bridge.turn._compactor import compact
 from acp_bridge.turn._effects import EFFECT_KEY_VERSION, EffectKey, EffectSteps, canonical_json
 from acp_bridge.turn._history import MISSING_RESULT, DroppedResult, repair_history
 from acp_bridge.turn._ledger import EffectLedger, EffectRecord, EffectState, LedgerUnavailable
@@ -41,6 +43,7 @@ from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
 from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
 from acp_bridge.turn._runner import Turn, run_turn
 from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
+from acp_bridge.turn._summary import SUMMARY_SYSTEM, CompactionFailed
 from acp_bridge.turn._tool_tracker import ToolRun
 from acp_bridge.turn._updates import (
     AgentText,
@@ -123,6 +126,7 @@ __all__ = [
     "canonical_json",
     "compact",
     "compacted_history",
+    "estimate_overhead",
     "estimate_tokens",
     "file_problem",
     "message_id",

@@ -18,14 +18,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from acp_bridge.providers import AssistantTurn, Message, ToolResults, UserTurn
-from acp_bridge.turn._tally import message_chars, tokens_of
+from acp_bridge.providers import AssistantTurn, Message, ToolResults, ToolSpec, UserTurn
+from acp_bridge.turn._tally import CHARS_PER_TOKEN, message_chars, tokens_of
 
 __all__ = [
     "SUMMARY_HEADER",
     "CompactionPlan",
     "CompactionRecord",
     "compacted_history",
+    "estimate_overhead",
     "estimate_tokens",
     "plan_compaction",
     "transcript_text",
@@ -44,13 +45,15 @@ class CompactionRecord:
     """A compaction as journaled: the summary, and how many messages at the end of the
     history (as it was then) were kept after it. `before_model_call`: the model call of the
     turn it came before (0 for `/compact`, which makes none); `trigger`: `threshold`,
-    `context_length_exceeded` or `command`."""
+    `context_length_exceeded` or `command`; `summarised`: how many messages the summary
+    replaced (shown again by the replay, COMPACT-009)."""
 
     compaction_id: str
     summary: str
     kept: int
     trigger: str
     before_model_call: int = 0
+    summarised: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,16 @@ class CompactionPlan:
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """About how many tokens `messages` take (characters / 4; images count 1 000 each)."""
     return tokens_of(sum(message_chars(m) for m in messages), len(messages))
+
+
+def estimate_overhead(system: str | None, tools: Sequence[ToolSpec]) -> int:
+    """About how many tokens a request takes besides its messages: the system prompt (with
+    the project instructions) and the tool definitions (MCP tools included), as the
+    provider is sent them (COMPACT-010)."""
+    chars = len(system or "")
+    for tool in tools:
+        chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+    return chars // CHARS_PER_TOKEN + 10 * len(tools)
 
 
 def plan_compaction(

@@ -35,7 +35,7 @@ from acp_bridge.turn._reset import ChunkPresenter
 from acp_bridge.turn._retry import GiveUp, TurnFailed
 from acp_bridge.turn._turn_compaction import TurnCompaction
 from acp_bridge.turn._usage import usage_report
-from acp_bridge.turn._watch import ProgressWatch, retry_notice, wait_exceeded
+from acp_bridge.turn._watch import ProgressWatch, retry_notice, run_watched, wait_exceeded
 
 __all__ = ["FILTERED", "ModelCaller"]
 
@@ -100,7 +100,7 @@ class ModelCaller:
             if (
                 failure is not None
                 and failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED
-                and await self.compaction.recover(failure, call.number)
+                and await self.compaction.recover(failure, call.number, watch)
             ):
                 failure = None  # COMPACT-002: compacted; the request goes again, smaller
             elif (
@@ -120,6 +120,8 @@ class ModelCaller:
                 give_up = decision.give_up
                 if watch.exceeded:
                     give_up = GiveUp.MAX_WAIT_EXCEEDED
+                    if failure.kind is FaultKind.CONTEXT_LENGTH_EXCEEDED:  # COMPACT-013
+                        failure = wait_exceeded(None, request.provider.name, watch, 0.0)
                 elif decision.retry and watch.would_exceed(decision.delay):
                     give_up = GiveUp.MAX_WAIT_EXCEEDED  # WAIT-003: no back-off past the cap
                     failure = wait_exceeded(failure, request.provider.name, watch, decision.delay)
@@ -162,19 +164,13 @@ class ModelCaller:
     ) -> None:
         """`_stream` beside the watch's task (WAIT-002, WAIT-003); the stream's own exception
         leaves unwrapped."""
-        failure: Exception | None = None
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(watch.watch, scope, self.request.sink.send_update)
-                try:
-                    await self._stream(call, attempt, presenter, watch)
-                except Exception as exc:
-                    failure = exc
-                tg.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        if watch.exceeded:
-            raise wait_exceeded(None, self.request.provider.name, watch, 0.0)
+        request = self.request
+        await run_watched(
+            lambda: self._stream(call, attempt, presenter, watch),
+            watch,
+            request.sink.send_update,
+            request.provider.name,
+        )
 
     async def report_usage(self, call: ModelCall) -> None:
         self.compaction.observe(call)

@@ -21,8 +21,8 @@ from acp_bridge.providers import (
 )
 from acp_bridge.tools._base import Tool, ToolContext
 from acp_bridge.turn._attempt import AttemptState
+from acp_bridge.turn._budget import ContextBudget
 from acp_bridge.turn._compaction import CompactionRecord
-from acp_bridge.turn._compactor import ContextBudget
 from acp_bridge.turn._ledger import EffectLedger
 from acp_bridge.turn._permission import PermissionMemory, SessionMode
 from acp_bridge.turn._retry import RetryPolicy

@@ -15,8 +15,11 @@ import logging
 from acp_bridge.providers import ModelStreamError
 from acp_bridge.turn._attempt import AttemptState, ModelCall
 from acp_bridge.turn._compaction import CompactionRecord
-from acp_bridge.turn._compactor import CompactionFailed, compact
+from acp_bridge.turn._compactor import compact
 from acp_bridge.turn._request import NoJournal, TurnRequest
+from acp_bridge.turn._retry import GiveUp, TurnFailed
+from acp_bridge.turn._summary import CompactionFailed
+from acp_bridge.turn._watch import ProgressWatch
 
 __all__ = ["TurnCompaction"]
 
@@ -48,16 +51,29 @@ class TurnCompaction:
         """Compacts first when the context in use reached the threshold. A failed compaction
         is told and logged; the call goes ahead (an overflow then ends the turn)."""
         budget = self.request.budget
-        if budget is None or not budget.due():
+        if budget is None or not budget.due(self.request.history):  # COMPACT-010
             return
         try:
-            await self._compact("threshold", model_call)
+            await self._compact("threshold", model_call, None)
         except CompactionFailed as error:
             logger.warning("compaction before model call %d failed: %s", model_call, error)
+            if error.give_up is GiveUp.MAX_WAIT_EXCEEDED and error.cause is not None:
+                # COMPACT-013: the provider made no progress for max_wait; the call would
+                # only wait as long again.
+                raise TurnFailed.from_error(
+                    error.cause,
+                    GiveUp.MAX_WAIT_EXCEEDED,
+                    attempts=0,
+                    model_call=model_call,
+                    policy=self.request.policy,
+                ) from None
 
-    async def recover(self, error: ModelStreamError, model_call: int) -> bool:
+    async def recover(
+        self, error: ModelStreamError, model_call: int, watch: ProgressWatch | None = None
+    ) -> bool:
         """After `context_length_exceeded`: True when the history was compacted, so the
-        request may go again; False ends the turn with the overflow."""
+        request may go again; False ends the turn with the overflow (or, when `watch`, the
+        model call's progress clock, was exceeded meanwhile, with the wait: COMPACT-013)."""
         budget = self.request.budget
         if budget is None:
             return False
@@ -69,12 +85,14 @@ class TurnCompaction:
         if named is not None and 0 < named < budget.window:
             budget.named_window = named  # the provider knows its window better than a table
         try:
-            return await self._compact(error.kind.value, model_call) is not None
+            return await self._compact(error.kind.value, model_call, watch) is not None
         except CompactionFailed as failure:
             logger.warning("compaction after an overflow failed: %s", failure)
             return False
 
-    async def _compact(self, trigger: str, model_call: int) -> CompactionRecord | None:
+    async def _compact(
+        self, trigger: str, model_call: int, watch: ProgressWatch | None
+    ) -> CompactionRecord | None:
         request = self.request
         assert request.budget is not None
         self._made += 1
@@ -90,6 +108,7 @@ class TurnCompaction:
             trigger=trigger,
             before_model_call=model_call,
             policy=request.policy,
+            watch=watch,
             sleep=request.sleep,
             random=request.random,
         )

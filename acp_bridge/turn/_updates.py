@@ -126,11 +126,16 @@ class UsageReport:
     `kept` is the usage of the completed attempt (None when the call failed): its input
     plus output tokens are the context now in use. `attempts` lists every attempt with what
     it was billed, abandoned ones included (they cost too, and are never counted as context).
+    After a compaction (`compaction_id`), `attempts` are the summary call's (billed, never
+    context) and `context` the context now in use, estimated until the next model call's
+    usage says (None: unchanged, the compaction failed).
     """
 
     model_call: int
     kept: Usage | None
     attempts: tuple[AttemptUsage, ...]
+    context: int | None = None
+    compaction_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ attempt and the turn ends with an error that names what to check (spec/usage-and
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -21,7 +20,13 @@ from acp_bridge.turn._updates import UserNotice
 
 _NOTIFY_LIMIT = 10.0
 
-__all__ = ["ProgressWatch", "retry_notice", "wait_exceeded", "wait_exceeded_message"]
+__all__ = [
+    "ProgressWatch",
+    "retry_notice",
+    "run_watched",
+    "wait_exceeded",
+    "wait_exceeded_message",
+]
 
 
 def retry_notice(
@@ -96,16 +101,25 @@ class ProgressWatch:
         return self.max_wait is not None and self.waited() + delay > self.max_wait
 
     async def watch(
-        self, scope: anyio.CancelScope, notify: Callable[[UserNotice], Awaitable[None]]
+        self,
+        scope: anyio.CancelScope,
+        notify: Callable[[UserNotice], Awaitable[None]],
+        done: anyio.Event,
     ) -> None:
-        """Runs beside one attempt's stream until cancelled; cancels `scope` past max_wait."""
+        """Runs beside one attempt's stream until `done` is set (or it is cancelled); cancels
+        `scope` past max_wait. Ending on `done` rather than by a cancellation spares every
+        model call's end a `CancelScope.cancel()` (which formats the task's repr: issue 15.2)."""
         limits = [x for x in (self.stall_after, self.max_wait) if x is not None and x > 0]
         if not limits:
-            await anyio.sleep(math.inf)
+            await done.wait()
+            return
         period = max(min(limits) / 4, 0.01)
         seen = self.seen
         while True:
-            await anyio.sleep(period)
+            with anyio.move_on_after(period):
+                await done.wait()
+            if done.is_set():
+                return
             if self.seen != seen:  # progress since the last look
                 seen = self.seen
                 self.last_progress = self._clock()
@@ -139,3 +153,27 @@ def wait_exceeded(
     return ModelStreamError(
         kind, message, retryable=False, status=None if failure is None else failure.status
     )
+
+
+async def run_watched(
+    run: Callable[[], Awaitable[None]],
+    watch: ProgressWatch,
+    notify: Callable[[UserNotice], Awaitable[None]],
+    provider: str,
+) -> None:
+    """`run()` (one attempt's stream) beside the watch's task (WAIT-002, WAIT-003): its own
+    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`."""
+    failure: Exception | None = None
+    done = anyio.Event()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch.watch, scope, notify, done)
+            try:
+                await run()
+            except Exception as exc:
+                failure = exc
+            done.set()  # the watch returns: no cancellation to deliver
+    if failure is not None:
+        raise failure
+    if watch.exceeded:
+        raise wait_exceeded(None, provider, watch, 0.0)

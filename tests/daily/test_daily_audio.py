@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge import running_bridge, scripted_config
+from daily.media_kit import agent_text, inline_parts, refusal, refused_upstream, round_trip
 from daily.test_daily_instructions import PROVIDERS
 from loopback_http import LoopbackServer
 
@@ -30,19 +32,15 @@ AUDIO_MODELS = {"openai": "gpt-4o-audio-preview", "gemini": "gemini-2.5-flash"}
 
 def audio_of(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
     """(format or media type, base64 data) of every audio part in the body's user turns."""
-    found: list[tuple[str, str]] = []
-    if kind == "openai":
-        for message in body["messages"]:
-            if message["role"] == "user" and isinstance(message["content"], list):
-                for part in message["content"]:
-                    if part["type"] == "input_audio":
-                        found.append((part["input_audio"]["format"], part["input_audio"]["data"]))
-    else:
-        for content in body["contents"]:
-            for part in content["parts"]:
-                if "inlineData" in part:
-                    found.append((part["inlineData"]["mimeType"], part["inlineData"]["data"]))
-    return found
+    if kind != "openai":
+        return inline_parts(body)
+    return [
+        (part["input_audio"]["format"], part["input_audio"]["data"])
+        for message in body["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for part in message["content"]
+        if part["type"] == "input_audio"
+    ]
 
 
 @pytest.mark.requirement("AUDIO-001")
@@ -50,36 +48,20 @@ def audio_of(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
 @pytest.mark.requirement("AUDIO-004")
 @pytest.mark.parametrize("kind", sorted(AUDIO_MODELS))
 async def test_audio_reaches_each_provider_in_its_format(tmp_path: Path, kind: str) -> None:
-    provider_type, answer = PROVIDERS[kind]
     model = AUDIO_MODELS[kind]
-    async with LoopbackServer([answer(), answer()]) as server:
-        options = HttpProviderOptions(model, base_url=server.base_url, api_key="k")
-        config = scripted_config(tmp_path / "s", provider_type(options), models=(model,))
-        async with running_bridge(config) as ed:
-            init = await ed.initialize()
-            assert init["agentCapabilities"]["promptCapabilities"]["audio"] is True
-            session = await ed.new_session(tmp_path)
-            reply = await ed.call("session/prompt", {"sessionId": session, "prompt": PROMPT})
-            assert reply["stopReason"] == "end_turn"
-            # The next call carries the journaled history: the audio again (AUDIO-004).
-            await ed.prompt(session, "and now?")
-        first, second = (request.json() for request in server.requests)
+    trip = await round_trip(tmp_path, kind, model, PROMPT, listed=model)
+    assert trip.prompt_capabilities["audio"] is True
     expected = (
         [("wav", WAV), ("mp3", MP3)]
         if kind == "openai"
         else [("audio/wav", WAV), ("audio/mp3", MP3)]
     )
-    assert audio_of(kind, first) == expected
-    assert audio_of(kind, second) == expected
-    assert "Transcribe these." in str(first)
+    assert audio_of(kind, trip.first) == expected
+    # The next call carries the journaled history: the audio again (AUDIO-004).
+    assert audio_of(kind, trip.second) == expected
+    assert "Transcribe these." in str(trip.first)
     # AUDIO-004: session/load replays the prompt's audio blocks as they were sent.
-    async with running_bridge(scripted_config(tmp_path / "s", models=(model,))) as ed:
-        await ed.initialize()
-        await ed.call(
-            "session/load", {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
-        )
-        users = [u for u in ed.updates(session) if u["sessionUpdate"] == "user_message_chunk"]
-    assert [u["content"] for u in users][:3] == PROMPT
+    assert trip.replayed[:3] == PROMPT
 
 
 @pytest.mark.requirement("AUDIO-001")
@@ -107,21 +89,11 @@ async def test_anthropic_does_not_advertise_audio_and_refuses_it_by_name(tmp_pat
 
 @pytest.mark.requirement("AUDIO-003")
 async def test_an_openai_model_not_known_to_take_audio_is_never_sent_it(tmp_path: Path) -> None:
-    provider_type, answer = PROVIDERS["openai"]
-    async with LoopbackServer([answer()]) as server:
-        options = HttpProviderOptions("gpt-4o", base_url=server.base_url, api_key="k")
-        config = scripted_config(tmp_path / "s", provider_type(options), models=("gpt-4o",))
-        async with running_bridge(config) as ed:
-            init = await ed.initialize()
-            # Not advertised (PROMPTCAP-001), and refused by name when sent all the same.
-            assert init["agentCapabilities"]["promptCapabilities"]["audio"] is False
-            session = await ed.new_session(tmp_path)
-            refused = await ed.request("session/prompt", {"sessionId": session, "prompt": PROMPT})
-        assert server.requests == []
-    assert refused["error"]["code"] == -32602
-    message = refused["error"]["message"]
-    assert "'gpt-4o' is not known to take audio input" in message
-    assert '[model_info."gpt-4o"] input = ["text", "audio"]' in message
+    capabilities, error = await refused_upstream(tmp_path, "openai", "gpt-4o", PROMPT)
+    # Not advertised (PROMPTCAP-001), and refused by name when sent all the same.
+    assert capabilities["audio"] is False
+    assert "'gpt-4o' is not known to take audio input" in error["message"]
+    assert '[model_info."gpt-4o"] input = ["text", "audio"]' in error["message"]
 
 
 @pytest.mark.requirement("AUDIO-002")
@@ -134,10 +106,8 @@ async def test_bad_audio_is_refused_and_the_scripted_model_says_what_it_heard(
         assert init["agentCapabilities"]["promptCapabilities"]["audio"] is True
         session = await ed.new_session(tmp_path)
 
-        async def refused(block: dict[str, Any]) -> str:
-            reply = await ed.request("session/prompt", {"sessionId": session, "prompt": [block]})
-            assert reply["error"]["code"] == -32602
-            return str(reply["error"]["message"])
+        def refused(block: dict[str, Any]) -> Awaitable[str]:
+            return refusal(ed, session, block)
 
         assert "send one of audio/wav" in await refused(
             {"type": "audio", "data": WAV, "mimeType": "audio/x-unknown"}
@@ -152,9 +122,5 @@ async def test_bad_audio_is_refused_and_the_scripted_model_says_what_it_heard(
         prompt = [{"type": "text", "text": "/hello listen"}, PROMPT[1], PROMPT[2]]
         reply = await ed.call("session/prompt", {"sessionId": session, "prompt": prompt})
         assert reply["stopReason"] == "end_turn"
-        shown = "".join(
-            u["content"]["text"]
-            for u in ed.updates(session)
-            if u["sessionUpdate"] == "agent_message_chunk"
-        )
+        shown = agent_text(ed, session)
     assert "[2 audio clips attached]" in shown

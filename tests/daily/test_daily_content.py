@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge import running_bridge, scripted_config
+from daily.media_kit import agent_text, inline_parts, refusal, refused_upstream, round_trip
 from daily.test_daily_instructions import PROVIDERS
-from loopback_http import LoopbackServer
-
-from acp_bridge.providers.http import HttpProviderOptions
 
 pytestmark = pytest.mark.anyio
 
@@ -48,10 +47,7 @@ def images_of(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
                     assert source["type"] == "base64"
                     found.append((source["media_type"], source["data"]))
     else:
-        for content in body["contents"]:
-            for part in content["parts"]:
-                if "inlineData" in part:
-                    found.append((part["inlineData"]["mimeType"], part["inlineData"]["data"]))
+        found.extend(inline_parts(body))
     return found
 
 
@@ -60,32 +56,14 @@ def images_of(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
 @pytest.mark.requirement("CONTENT-005")
 @pytest.mark.parametrize("kind", sorted(PROVIDERS))
 async def test_images_reach_each_provider_in_its_format(tmp_path: Path, kind: str) -> None:
-    provider_type, answer = PROVIDERS[kind]
-    async with LoopbackServer([answer(), answer()]) as server:
-        options = HttpProviderOptions("m", base_url=server.base_url, api_key="k")
-        config = scripted_config(tmp_path / "s", provider_type(options), models=("gpt-4o",))
-        async with running_bridge(config) as ed:
-            init = await ed.initialize()
-            assert init["agentCapabilities"]["promptCapabilities"]["image"] is True
-            session = await ed.new_session(tmp_path)
-            reply = await ed.call("session/prompt", {"sessionId": session, "prompt": PROMPT})
-            assert reply["stopReason"] == "end_turn"
-            # The next call carries the journaled history: the images again.
-            await ed.prompt(session, "and now?")
-        first, second = (request.json() for request in server.requests)
+    trip = await round_trip(tmp_path, kind, "m", PROMPT, listed="gpt-4o")
+    assert trip.prompt_capabilities["image"] is True
     expected = [("image/png", PNG), ("image/gif", GIF)]
-    assert images_of(kind, first) == expected
-    assert images_of(kind, second) == expected
-    assert "What is in these?" in str(first)
+    assert images_of(kind, trip.first) == expected
+    assert images_of(kind, trip.second) == expected  # the journaled history: the images again
+    assert "What is in these?" in str(trip.first)
     # CONTENT-005: session/load replays the prompt's image blocks as they were sent.
-    async with running_bridge(scripted_config(tmp_path / "s", models=("gpt-4o",))) as ed:
-        await ed.initialize()
-        await ed.call(
-            "session/load", {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
-        )
-        users = [u for u in ed.updates(session) if u["sessionUpdate"] == "user_message_chunk"]
-    contents = [u["content"] for u in users]
-    assert contents[:3] == PROMPT
+    assert trip.replayed[:3] == PROMPT
 
 
 @pytest.mark.requirement("CONTENT-003")
@@ -109,10 +87,8 @@ async def test_bad_or_oversized_images_are_refused_with_the_fix(tmp_path: Path) 
         await ed.initialize()
         session = await ed.new_session(tmp_path)
 
-        async def refused(block: dict[str, Any]) -> str:
-            reply = await ed.request("session/prompt", {"sessionId": session, "prompt": [block]})
-            assert reply["error"]["code"] == -32602
-            return str(reply["error"]["message"])
+        def refused(block: dict[str, Any]) -> Awaitable[str]:
+            return refusal(ed, session, block)
 
         assert "image/png" in await refused({"type": "image", "data": PNG, "mimeType": "image/x"})
         assert "not valid base64" in await refused(
@@ -132,24 +108,11 @@ async def test_the_scripted_model_says_how_many_images_it_received(tmp_path: Pat
         prompt = [{"type": "text", "text": "/hello look"}, PROMPT[1], PROMPT[2]]
         reply = await ed.call("session/prompt", {"sessionId": session, "prompt": prompt})
         assert reply["stopReason"] == "end_turn"
-        shown = "".join(
-            u["content"]["text"]
-            for u in ed.updates(session)
-            if u["sessionUpdate"] == "agent_message_chunk"
-        )
+        shown = agent_text(ed, session)
     assert "[2 images attached]" in shown
 
 
 @pytest.mark.requirement("CONTENT-003")
 async def test_a_text_only_model_is_never_sent_the_image(tmp_path: Path) -> None:
-    provider_type, answer = PROVIDERS["openai"]
-    async with LoopbackServer([answer()]) as server:
-        options = HttpProviderOptions("m", base_url=server.base_url, api_key="k")
-        config = scripted_config(tmp_path / "s", provider_type(options), models=("gpt-3.5-turbo",))
-        async with running_bridge(config) as ed:
-            await ed.initialize()
-            session = await ed.new_session(tmp_path)
-            refused = await ed.request("session/prompt", {"sessionId": session, "prompt": PROMPT})
-        assert server.requests == []  # refused by the bridge, not a 400 from the server
-    assert refused["error"]["code"] == -32602
-    assert "'gpt-3.5-turbo' takes text only" in refused["error"]["message"]
+    _, error = await refused_upstream(tmp_path, "openai", "gpt-3.5-turbo", PROMPT)
+    assert "'gpt-3.5-turbo' takes text only" in error["message"]

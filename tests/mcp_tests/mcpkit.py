@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from acp_bridge.providers import ModelRequest, StreamEvent, ToolResults
+import bridge
+
+from acp_bridge.providers import ToolResults
 from acp_bridge.providers.scripted import ScriptedProvider, loads_script
 
 HERE = Path(__file__).resolve().parent
@@ -77,24 +78,11 @@ def one_call_script(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class RecordingProvider:
-    """The scripted provider, remembering every request it was asked to stream."""
+class RecordingProvider(bridge.RecordingProvider):
+    """The scripted provider playing `script`, remembering every request it was asked to stream."""
 
     def __init__(self, script: dict[str, Any]) -> None:
-        self.inner = ScriptedProvider(loads_script(json.dumps(script)), delay_ms=0)
-        self.requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        self.requests.append(request)
-        return self.inner.stream(request)
+        super().__init__(ScriptedProvider(loads_script(json.dumps(script)), delay_ms=0))
 
     def tool_results(self) -> list[tuple[str, str, bool]]:
         """(name, output, is_error) of every tool result the model was sent, last request."""

@@ -73,8 +73,7 @@ def test_kill_9_after_an_mcp_image_then_the_reused_effect_keeps_the_image(
         made = first.call("session/new", {"cwd": str(work), "mcpServers": servers})
         session = made["result"]["sessionId"]
         first.request("session/prompt", {"sessionId": session, "prompt": prompt})
-        while not _completed(first.next_message()):
-            pass
+        first.read_until(_completed)
         first.kill()  # kill -9 while model call 2 streams: the turn stays running
     assert [c["name"] for c in calls(log, "snapshot")] == ["desk"]
     with StdioEditor(state, home, "--script", str(fast)) as second:

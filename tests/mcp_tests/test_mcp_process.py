@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import select
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +38,6 @@ def _gone(pid: int, timeout: float = 30.0) -> bool:
         return True
     finally:
         os.close(fd)
-
-
-def _read_until(editor: StdioEditor, found: Callable[[dict[str, Any]], bool]) -> None:
-    while not found(editor.next_message()):
-        pass
 
 
 def _tool_done(message: dict[str, Any]) -> bool:
@@ -89,7 +83,7 @@ def test_kill_9_after_the_mcp_call_then_resend_still_one_call_and_no_orphans(
         first.initialize()
         session_id = _new_session(first, tmp_path, [server])
         _prompt(first, session_id, "refund ORD-7781")
-        _read_until(first, _tool_done)
+        first.read_until(_tool_done)
         [refund] = calls(log, "refund")
         server_pid = refund["pid"]
         first.kill()  # kill -9 while model call 2 streams
@@ -148,7 +142,7 @@ def test_close_end_of_input_and_cancel_leave_no_server_or_child_behind(tmp_path:
         session = _new_session(editor, tmp_path, [fault_server(log_one, "one")])
         other = _new_session(editor, tmp_path, [fault_server(log_two, "two")])
         _prompt(editor, session, "start it")
-        _read_until(editor, _tool_done)
+        editor.read_until(_tool_done)
         [spawned] = calls(log_one, "spawn_child")
         editor.send(
             {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}
@@ -160,7 +154,7 @@ def test_close_end_of_input_and_cancel_leave_no_server_or_child_behind(tmp_path:
         assert _gone(spawned["pid"])
         # The other session's server is still there; end of input takes it down too.
         pending = _prompt(editor, other, "start it")  # waits for its server, then fails
-        _read_until(editor, _tool_done)
+        editor.read_until(_tool_done)
         [started] = calls(log_two, "started")
         assert not _gone(started["pid"], timeout=0)
         editor.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": other}})

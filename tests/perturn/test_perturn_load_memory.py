@@ -8,39 +8,19 @@ not read twice).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from bridge import scripted_config
+from bridge import RecordingProvider, scripted_config
 from sessions.sesskit import load, serving
 
-from acp_bridge.providers import Message, ModelRequest, StreamEvent, UserTurn
-from acp_bridge.providers.scripted import ScriptedProvider
+from acp_bridge.providers import Message, UserTurn
 from acp_bridge.sessions import SessionStore
 
 pytestmark = pytest.mark.anyio
 
 TURNS = 5
-
-
-class Recording:
-    def __init__(self) -> None:
-        self.inner = ScriptedProvider(None)
-        self.requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        self.requests.append(request)
-        return self.inner.stream(request)
 
 
 @pytest.mark.requirement("PERTURN-005")
@@ -70,7 +50,7 @@ async def test_the_load_reads_pages_and_the_first_prompt_reads_the_history(
 
     monkeypatch.setattr(SessionStore, "history", reading)
     monkeypatch.setattr(SessionStore, "turn_pages", paged)
-    provider = Recording()
+    provider = RecordingProvider()
     async with serving(scripted_config(state, provider)) as editor:
         await editor.initialize()
         reply, replayed = await load(editor, session_id, work)

@@ -10,22 +10,37 @@ the pydantic path's output exactly (and valid against the official schema).
 
 from __future__ import annotations
 
+import sys
+
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from loopback_http import LoopbackServer, drain, sse, sse_reply
+from turn.turnkit import FakeProvider, RecordingSink, finish, make_request, start, text, usage
 
 from acp_bridge import protocol as acp
 from acp_bridge.agent._live import LiveUpdates, usage_meta, usage_wire
 from acp_bridge.providers import (
     AssistantTurn,
     Message,
+    ModelRequest,
+    TextDelta,
     ToolCall,
     ToolResult,
     ToolResults,
     Usage,
     UserTurn,
 )
-from acp_bridge.turn import AttemptUsage, ContextBudget, UsageReport, estimate_tokens
+from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider
+from acp_bridge.turn import (
+    AttemptUsage,
+    ContextBudget,
+    RetryPolicy,
+    Turn,
+    UsageReport,
+    estimate_tokens,
+)
 from acp_bridge.turn._tally import TokenTally
 
 
@@ -133,3 +148,73 @@ def test_the_usage_update_is_the_pydantic_paths_output(
 def test_a_negative_count_is_refused_as_the_model_refused_it() -> None:
     with pytest.raises(ValueError, match="no negative tokens"):
         usage_wire(-1, 10, None, {})
+
+
+class _ImportSearches:
+    """A meta-path finder that finds nothing and records every module searched for."""
+
+    def __init__(self) -> None:
+        self.searched: list[str] = []
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        self.searched.append(name)
+
+
+@pytest.mark.requirement("PERTURN-008")
+@pytest.mark.anyio
+async def test_a_model_call_searches_for_no_module() -> None:
+    """httpcore asks which event loop runs for each lock and shield it makes; without sniffio
+    every ask was a failed import (a search of sys.path, in every turn's tail)."""
+    replies = [
+        sse_reply(
+            sse({"choices": [{"index": 0, "delta": {"content": f"answer {n}"}}]}),
+            sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+            sse("[DONE]"),
+        )
+        for n in range(4)
+    ]
+    request = ModelRequest(model="m", messages=(UserTurn(("hi",), ()),), tools=())
+    finder = _ImportSearches()
+    with anyio.fail_after(60):
+        async with LoopbackServer(replies) as server:
+            options = HttpProviderOptions(base_url=f"{server.base_url}/v1", model="m")
+            async with OpenAIProvider(options) as provider:
+                events, error = await drain(provider.stream(request))  # warm: first imports
+                assert error is None
+                assert events
+                sys.meta_path.insert(0, finder)
+                try:
+                    for _ in range(3):
+                        events, error = await drain(provider.stream(request))
+                        assert error is None
+                        assert any(isinstance(e, TextDelta) for e in events)
+                finally:
+                    sys.meta_path.remove(finder)
+    assert finder.searched == []
+
+
+@pytest.mark.requirement("PERTURN-009")
+@pytest.mark.anyio
+@pytest.mark.parametrize("stall_after", [None, 30.0])
+async def test_a_model_call_ends_without_cancelling_a_scope(
+    stall_after: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The progress watch beside each model call stops when the stream is done; it is not
+    cancelled (anyio's `CancelScope.cancel()` formats the calling task's repr, every call)."""
+    backend = type(anyio.CancelScope())
+    cancels: list[str] = []
+    real_cancel = backend.cancel
+
+    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
+        cancels.append(reason or "")
+        real_cancel(self, reason)
+
+    script = [start(), *text("two ", "model calls"), usage(), finish()]
+    provider = FakeProvider(script, script)
+    policy = RetryPolicy(stall_notice_after=stall_after)
+    monkeypatch.setattr(backend, "cancel", cancel)
+    with anyio.fail_after(30):
+        for _ in range(2):
+            result = await Turn(make_request(provider, RecordingSink(), policy=policy)).run()
+            assert result.stop_reason.value == "end_turn"
+    assert cancels == []

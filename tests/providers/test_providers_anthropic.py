@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -12,10 +13,11 @@ from loopback_http import (
     Reply,
     Rst,
     WaitFor,
-    drain,
+    assert_fault,
     json_reply,
     sse,
     sse_reply,
+    stream_at,
 )
 
 from acp_bridge.providers import (
@@ -41,7 +43,7 @@ from acp_bridge.providers import (
     Usage,
     UserTurn,
 )
-from acp_bridge.providers.http import AnthropicProvider, HttpProviderOptions
+from acp_bridge.providers.http import AnthropicProvider
 
 REQUEST = ModelRequest(model="", messages=[UserTurn(("hi",))])
 START = StreamStart("anthropic", "claude-test", "msg_1")
@@ -111,34 +113,13 @@ FINAL_USAGE = Usage(input_tokens=124, output_tokens=61, cached_input_tokens=100)
 
 
 async def run(
-    *replies: Reply, request: ModelRequest = REQUEST, **options: Any
+    *replies: Reply,
+    request: ModelRequest = REQUEST,
+    on_event: Callable[[StreamEvent], None] | None = None,
+    **options: Any,
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
-    async with LoopbackServer(replies) as server:
-        settings: dict[str, Any] = {"model": "claude-test", "idle_timeout": 2.0, **options}
-        async with AnthropicProvider(
-            HttpProviderOptions(base_url=server.base_url, **settings)
-        ) as provider:
-            events, error = await drain(provider.stream(request))
-    return events, error, server
-
-
-def assert_fault(
-    error: ModelStreamError | None,
-    kind: FaultKind,
-    *,
-    phase: Phase = Phase.STREAM,
-    retryable: bool = True,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    assert error is not None, "expected the stream to fail"
-    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
-        kind,
-        phase,
-        retryable,
-        status,
-        retry_after,
-    )
+    settings: dict[str, Any] = {"model": "claude-test", **options}
+    return await stream_at(AnthropicProvider, "", replies, request, on_event=on_event, **settings)
 
 
 @pytest.mark.anyio
@@ -347,16 +328,10 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 )
 async def test_transport_cut(cut: Fin | Rst, script: Any, expected: list[StreamEvent]) -> None:
     release = anyio.Event()
-    async with (
-        LoopbackServer([script(cut, release)]) as server,
-        AnthropicProvider(
-            HttpProviderOptions("claude-test", base_url=server.base_url, idle_timeout=2.0)
-        ) as provider,
-    ):
-        events, error = await drain(
-            provider.stream(REQUEST),
-            on_event=lambda event: release.set() if event == expected[-1] else None,
-        )
+    events, error, server = await run(
+        script(cut, release),
+        on_event=lambda event: release.set() if event == expected[-1] else None,
+    )
     assert events == expected
     assert not any(isinstance(e, ToolCallComplete) for e in events)
     assert_fault(error, FaultKind.STREAM_INTERRUPTED)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -14,10 +15,11 @@ from loopback_http import (
     Rst,
     Send,
     WaitFor,
-    drain,
+    assert_fault,
     json_reply,
     sse,
     sse_reply,
+    stream_at,
 )
 
 from acp_bridge.providers import (
@@ -42,7 +44,7 @@ from acp_bridge.providers import (
     Usage,
     UserTurn,
 )
-from acp_bridge.providers.http import GeminiProvider, HttpProviderOptions
+from acp_bridge.providers.http import GeminiProvider
 
 REQUEST = ModelRequest(model="", messages=[UserTurn(("hi",))])
 START = StreamStart("gemini", "gemini-test-001", "resp-1")
@@ -81,33 +83,14 @@ RAW_503 = """{
 
 
 async def run(
-    *replies: Reply, request: ModelRequest = REQUEST, **options: Any
+    *replies: Reply,
+    request: ModelRequest = REQUEST,
+    on_event: Callable[[StreamEvent], None] | None = None,
+    **options: Any,
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
-    async with LoopbackServer(replies) as server:
-        settings: dict[str, Any] = {"model": "gemini-test", "idle_timeout": 2.0, **options}
-        async with GeminiProvider(
-            HttpProviderOptions(base_url=f"{server.base_url}/v1beta", **settings)
-        ) as provider:
-            events, error = await drain(provider.stream(request))
-    return events, error, server
-
-
-def assert_fault(
-    error: ModelStreamError | None,
-    kind: FaultKind,
-    *,
-    phase: Phase = Phase.STREAM,
-    retryable: bool = True,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    assert error is not None, "expected the stream to fail"
-    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
-        kind,
-        phase,
-        retryable,
-        status,
-        retry_after,
+    settings: dict[str, Any] = {"model": "gemini-test", **options}
+    return await stream_at(
+        GeminiProvider, "/v1beta", replies, request, on_event=on_event, **settings
     )
 
 
@@ -309,16 +292,10 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 )
 async def test_transport_cut(cut: Fin | Rst, script: Any, expected: list[StreamEvent]) -> None:
     release = anyio.Event()
-    async with (
-        LoopbackServer([script(cut, release)]) as server,
-        GeminiProvider(
-            HttpProviderOptions("gemini-test", base_url=server.base_url, idle_timeout=2.0)
-        ) as provider,
-    ):
-        events, error = await drain(
-            provider.stream(REQUEST),
-            on_event=lambda event: release.set() if event == expected[-1] else None,
-        )
+    events, error, server = await run(
+        script(cut, release),
+        on_event=lambda event: release.set() if event == expected[-1] else None,
+    )
     assert events == expected
     assert not any(isinstance(e, Finish) for e in events)
     assert_fault(error, FaultKind.STREAM_INTERRUPTED)

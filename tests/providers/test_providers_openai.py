@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -13,10 +14,12 @@ from loopback_http import (
     Rst,
     Send,
     WaitFor,
+    assert_fault,
     drain,
     json_reply,
     sse,
     sse_reply,
+    stream_at,
 )
 
 from acp_bridge._json import JsonValue
@@ -88,34 +91,13 @@ USAGE = chunk(
 
 
 async def run(
-    *replies: Reply, request: ModelRequest = REQUEST, **options: Any
+    *replies: Reply,
+    request: ModelRequest = REQUEST,
+    on_event: Callable[[StreamEvent], None] | None = None,
+    **options: Any,
 ) -> tuple[list[StreamEvent], ModelStreamError | None, LoopbackServer]:
-    async with LoopbackServer(replies) as server:
-        settings: dict[str, Any] = {"model": "gpt-test", "idle_timeout": 2.0, **options}
-        async with OpenAIProvider(
-            HttpProviderOptions(base_url=f"{server.base_url}/v1", **settings)
-        ) as provider:
-            events, error = await drain(provider.stream(request))
-    return events, error, server
-
-
-def assert_fault(
-    error: ModelStreamError | None,
-    kind: FaultKind,
-    *,
-    phase: Phase = Phase.STREAM,
-    retryable: bool = True,
-    status: int | None = None,
-    retry_after: float | None = None,
-) -> None:
-    assert error is not None, "expected the stream to fail"
-    assert (error.kind, error.phase, error.retryable, error.status, error.retry_after) == (
-        kind,
-        phase,
-        retryable,
-        status,
-        retry_after,
-    )
+    settings: dict[str, Any] = {"model": "gpt-test", **options}
+    return await stream_at(OpenAIProvider, "/v1", replies, request, on_event=on_event, **settings)
 
 
 @pytest.mark.anyio
@@ -453,16 +435,10 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 )
 async def test_transport_cut(cut: Fin | Rst, script: Any, expected: list[StreamEvent]) -> None:
     release = anyio.Event()
-    async with (
-        LoopbackServer([script(cut, release)]) as server,
-        OpenAIProvider(
-            HttpProviderOptions("gpt-test", base_url=f"{server.base_url}/v1", idle_timeout=2.0)
-        ) as provider,
-    ):
-        events, error = await drain(
-            provider.stream(REQUEST),
-            on_event=lambda event: release.set() if event == expected[-1] else None,
-        )
+    events, error, server = await run(
+        script(cut, release),
+        on_event=lambda event: release.set() if event == expected[-1] else None,
+    )
     assert events == expected
     assert not any(isinstance(e, ToolCallComplete) for e in events)
     assert_fault(error, FaultKind.STREAM_INTERRUPTED)

@@ -13,7 +13,7 @@ import select
 from pathlib import Path
 
 import pytest
-from sessions.stdio_kit import StdioEditor, write_script
+from sessions.stdio_kit import StdioEditor, is_update, write_script
 
 pytestmark = pytest.mark.subprocess
 
@@ -79,13 +79,8 @@ def test_kill_9_of_the_bridge_kills_the_running_command_before_its_effect(
         editor.request(
             "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
         )
-        while True:  # answers the permission prompt on the way
-            message = editor.next_message()
-            update = message.get("params", {}).get("update", {})
-            if update.get("sessionUpdate") == "tool_call_update" and (
-                update.get("status") == "in_progress"
-            ):
-                break
+        # (answering the permission prompt on the way)
+        editor.read_until(is_update("tool_call_update", status="in_progress"))
         shell = int(_read_fifo(fifo))  # the command runs now, its effect 3 s away
         import subprocess as _sp
 

@@ -11,6 +11,7 @@ the bridge process and die with it. Every wait is bounded (`LineProcess`).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -18,7 +19,17 @@ from typing import Any
 from acp_schema import AgentWireValidator
 from subprocess_util import LineProcess, bridge_argv, isolated_env
 
-__all__ = ["Killed", "StdioEditor", "write_script"]
+__all__ = [
+    "APPEND",
+    "Killed",
+    "StdioEditor",
+    "append_script",
+    "file_lines",
+    "is_update",
+    "write_script",
+]
+
+APPEND = "echo x >> effects.log"  # one effect, counted as a line of the workspace's effects.log
 
 
 class Killed(Exception):
@@ -30,6 +41,48 @@ def write_script(path: Path, name: str, calls: list[Any]) -> Path:
         json.dumps({"name": name, "description": f"test script {name}", "calls": calls})
     )
     return path
+
+
+def append_script(path: Path, command: str = APPEND, *, then_block: bool) -> Path:
+    """Call 1 runs `command`; call 2 says it is done, after a very long pause if asked."""
+    done: dict[str, Any] = (
+        {"text": "Done.", "delay_ms": 60_000} if then_block else {"text": "Done."}
+    )
+    return write_script(
+        path,
+        "append-line",
+        [
+            {
+                "attempts": [
+                    [
+                        {"text": "Appending a line. "},
+                        {"tool_call": "run_command", "arguments": {"command": command}},
+                        {"finish": "auto"},
+                    ]
+                ]
+            },
+            {"attempts": [[{"text": "Appended. "}, done, {"finish": "stop"}]]},
+        ],
+    )
+
+
+def file_lines(path: Path) -> list[str]:
+    """The lines of a file, none when it does not exist (the effects a run left)."""
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def is_update(kind: str, **fields: Any) -> Callable[[dict[str, Any]], bool]:
+    """Whether a message is a `session/update` of `kind` with these field values."""
+
+    def match(message: dict[str, Any]) -> bool:
+        if message.get("method") != "session/update":
+            return False
+        update = message["params"]["update"]
+        return update["sessionUpdate"] == kind and all(
+            update.get(k) == v for k, v in fields.items()
+        )
+
+    return match
 
 
 class StdioEditor:
@@ -110,6 +163,12 @@ class StdioEditor:
             self.send(
                 {"jsonrpc": "2.0", "id": message["id"], "result": self._answer(message["params"])}
             )
+        return message
+
+    def read_until(self, found: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """Reads messages (each bounded) until one is `found`; returns it."""
+        while not found(message := self.next_message()):
+            pass
         return message
 
     def _answer(self, params: dict[str, Any]) -> dict[str, Any]:

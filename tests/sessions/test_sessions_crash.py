@@ -18,58 +18,21 @@ from typing import Any
 
 import pytest
 from sessions.sesskit import comparable, editor_events, view_of
-from sessions.stdio_kit import Killed, StdioEditor, write_script
+from sessions.stdio_kit import (
+    APPEND,
+    Killed,
+    StdioEditor,
+    append_script,
+    file_lines,
+    is_update,
+    write_script,
+)
 
 from acp_bridge.client import reduce
 from acp_bridge.sessions import INTERRUPTED_NOTE, OUTCOME_UNKNOWN, SessionStore, TurnState
 from acp_bridge.turn import EffectLedger
 
 pytestmark = pytest.mark.subprocess
-
-APPEND = "echo x >> effects.log"
-
-
-def _append_script(path: Path, command: str, *, then_block: bool) -> Path:
-    """Call 1 runs `command`; call 2 says it is done, after a very long pause if asked."""
-    second: list[dict[str, Any]] = [{"text": "Appended. "}]
-    second.append({"text": "Done.", "delay_ms": 60_000} if then_block else {"text": "Done."})
-    return write_script(
-        path,
-        "append-line",
-        [
-            {
-                "attempts": [
-                    [
-                        {"text": "Appending a line. "},
-                        {"tool_call": "run_command", "arguments": {"command": command}},
-                        {"finish": "auto"},
-                    ]
-                ]
-            },
-            {"attempts": [[*second, {"finish": "stop"}]]},
-        ],
-    )
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
-def _read_until(editor: StdioEditor, found: Callable[[dict[str, Any]], bool]) -> None:
-    while not found(editor.next_message()):
-        pass
-
-
-def _update(kind: str, **fields: Any) -> Callable[[dict[str, Any]], bool]:
-    def match(message: dict[str, Any]) -> bool:
-        if message.get("method") != "session/update":
-            return False
-        update = message["params"]["update"]
-        return update["sessionUpdate"] == kind and all(
-            update.get(k) == v for k, v in fields.items()
-        )
-
-    return match
 
 
 @pytest.fixture
@@ -86,8 +49,8 @@ def test_kill_after_the_effect_ran_then_the_same_prompt_runs_it_once(
     tmp_path: Path, workspace: Path
 ) -> None:
     state, home = tmp_path / "state", tmp_path / "home"
-    slow = _append_script(tmp_path / "slow.json", APPEND, then_block=True)
-    fast = _append_script(tmp_path / "fast.json", APPEND, then_block=False)
+    slow = append_script(tmp_path / "slow.json", then_block=True)
+    fast = append_script(tmp_path / "fast.json", then_block=False)
     with StdioEditor(state, home, "--script", str(slow)) as first:
         first.initialize()
         session_id = first.new_session(workspace)
@@ -95,10 +58,10 @@ def test_kill_after_the_effect_ran_then_the_same_prompt_runs_it_once(
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "append a line"}]},
         )
-        _read_until(first, _update("tool_call_update", status="completed"))
-        _read_until(first, _update("agent_message_chunk"))  # model call 2 is streaming
+        first.read_until(is_update("tool_call_update", status="completed"))
+        first.read_until(is_update("agent_message_chunk"))  # model call 2 is streaming
         first.kill()  # kill -9: the turn never completes
-    assert _lines(workspace / "effects.log") == ["x"]
+    assert file_lines(workspace / "effects.log") == ["x"]
 
     with StdioEditor(state, home, "--script", str(fast)) as second:
         second.initialize()
@@ -116,7 +79,7 @@ def test_kill_after_the_effect_ran_then_the_same_prompt_runs_it_once(
         assert [(e["ran"], e["reused"]) for e in report["effects"]] == [(False, True)]
         assert second.permission_titles() == []  # a recorded effect is reused, not asked
         second.stop()
-    assert _lines(workspace / "effects.log") == ["x"]  # exactly once in total
+    assert file_lines(workspace / "effects.log") == ["x"]  # exactly once in total
 
 
 def _fifo_read(path: Path, out: list[str]) -> None:
@@ -141,7 +104,7 @@ def test_an_effect_killed_mid_run_is_unknown_and_asked_about(
     os.mkfifo(ran)
     os.mkfifo(release)
     command = f"{APPEND} && echo ran > ran.fifo && cat release.fifo"
-    script = _append_script(tmp_path / "s.json", command, then_block=False)
+    script = append_script(tmp_path / "s.json", command, then_block=False)
     signal: list[str] = []
     with StdioEditor(state, home, "--script", str(script)) as first:
         first.initialize()
@@ -150,12 +113,12 @@ def test_an_effect_killed_mid_run_is_unknown_and_asked_about(
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "append"}]},
         )
-        _read_until(first, _update("tool_call_update", status="in_progress"))
+        first.read_until(is_update("tool_call_update", status="in_progress"))
         _bounded(_fifo_read, ran, signal)  # the effect has happened; the tool still runs
         first.kill()
     # No release needed: the command's process group died with the bridge (ROBUST-PROC-001).
     assert signal == ["ran\n"]
-    assert _lines(workspace / "effects.log") == ["x"]
+    assert file_lines(workspace / "effects.log") == ["x"]
 
     with StdioEditor(state, home, "--script", str(script)) as second:
         second.initialize()
@@ -168,7 +131,7 @@ def test_an_effect_killed_mid_run_is_unknown_and_asked_about(
         (title,) = second.permission_titles()
         assert "outcome is unknown" in title
         second.stop()
-    assert _lines(workspace / "effects.log") == ["x"]  # never silently run again
+    assert file_lines(workspace / "effects.log") == ["x"]  # never silently run again
 
 
 def _marker_script(path: Path, marker: int) -> Path:
@@ -278,7 +241,7 @@ def test_kill_9_at_random_points_never_runs_an_effect_twice(tmp_path: Path) -> N
         for future in running:
             future.result(timeout=900)  # re-raises a chain's failure
     for chain in chains:
-        markers = _lines(chain.workspace / "effects.log")
+        markers = file_lines(chain.workspace / "effects.log")
         assert len(markers) == len(set(markers)), f"an effect ran twice in {chain}: {markers}"
         assert chain.kills >= 10, chain
         assert chain.completed >= 3, chain

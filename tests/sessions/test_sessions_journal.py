@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from bridge import scripted_config
+from bridge import RecordingProvider, scripted_config
 from sessions.sesskit import load, serving
 
 from acp_bridge._json import JsonObject
@@ -98,22 +98,14 @@ class ProbeTool:
         return ToolOutcome(ok=True, for_model="probed", content=(TextContent("probed"),))
 
 
-class SnapshotProvider:
+class SnapshotProvider(RecordingProvider):
     def __init__(self, inner: ScriptedProvider, snapshots: Snapshots) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.snapshots = snapshots
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.snapshots.take(f"model called, attempt {request.attempt}")
-        return self.inner.stream(request)
+        return super().stream(request)
 
 
 @pytest.mark.requirement("SESS-010")

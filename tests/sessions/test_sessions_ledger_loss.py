@@ -15,61 +15,23 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from sessions.stdio_kit import StdioEditor, write_script
+from sessions.stdio_kit import (
+    APPEND,
+    StdioEditor,
+    append_script,
+    file_lines,
+    is_update,
+    write_script,
+)
 
 from acp_bridge.sessions import OUTCOME_UNKNOWN, SessionStore
 from acp_bridge.turn import EffectLedger
 
 pytestmark = pytest.mark.subprocess
 
-APPEND = "echo x >> effects.log"
 WAL = EffectLedger.FILENAME + "-wal"
-
-
-def _script(path: Path, *, then_block: bool) -> Path:
-    second: dict[str, Any] = (
-        {"text": "Done.", "delay_ms": 60_000} if then_block else {"text": "Done."}
-    )
-    return write_script(
-        path,
-        "append-line",
-        [
-            {
-                "attempts": [
-                    [
-                        {"text": "Appending a line. "},
-                        {"tool_call": "run_command", "arguments": {"command": APPEND}},
-                        {"finish": "auto"},
-                    ]
-                ]
-            },
-            {"attempts": [[{"text": "Appended. "}, second, {"finish": "stop"}]]},
-        ],
-    )
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
-
-
-def _read_until(editor: StdioEditor, found: Callable[[dict[str, Any]], bool]) -> None:
-    while not found(editor.next_message()):
-        pass
-
-
-def _is_update(kind: str, **fields: Any) -> Callable[[dict[str, Any]], bool]:
-    def match(message: dict[str, Any]) -> bool:
-        if message.get("method") != "session/update":
-            return False
-        update = message["params"]["update"]
-        return update["sessionUpdate"] == kind and all(
-            update.get(k) == v for k, v in fields.items()
-        )
-
-    return match
 
 
 def _delete_wal(state: Path) -> None:
@@ -91,7 +53,7 @@ def _garbage_wal(state: Path) -> None:
 def _killed_after_the_effect(tmp_path: Path, workspace: Path) -> tuple[Path, str]:
     """A session whose turn ran its effect and was killed (-9) in the next model call."""
     state, home = tmp_path / "state", tmp_path / "home"
-    slow = _script(tmp_path / "slow.json", then_block=True)
+    slow = append_script(tmp_path / "slow.json", then_block=True)
     with StdioEditor(state, home, "--script", str(slow)) as first:
         first.initialize()
         session_id = first.new_session(workspace)
@@ -99,10 +61,10 @@ def _killed_after_the_effect(tmp_path: Path, workspace: Path) -> tuple[Path, str
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "append a line"}]},
         )
-        _read_until(first, _is_update("tool_call_update", status="completed"))
-        _read_until(first, _is_update("agent_message_chunk"))  # model call 2 is streaming
+        first.read_until(is_update("tool_call_update", status="completed"))
+        first.read_until(is_update("agent_message_chunk"))  # model call 2 is streaming
         first.kill()
-    assert _lines(workspace / "effects.log") == ["x"]
+    assert file_lines(workspace / "effects.log") == ["x"]
     assert (state / WAL).stat().st_size > 0  # killed: nothing was checkpointed
     return state, session_id
 
@@ -132,7 +94,7 @@ def test_a_lost_ledger_makes_the_effect_unknown_and_it_never_runs_twice(
         (turn,) = store.turns(session_id)
         assert [c.effect_key is not None for c in turn.tool_calls] == [True]
 
-    fast = _script(tmp_path / "fast.json", then_block=False)
+    fast = append_script(tmp_path / "fast.json", then_block=False)
     with StdioEditor(state, tmp_path / "home", "--script", str(fast)) as second:
         second.initialize()
         reply, _ = second.load(session_id, workspace)
@@ -146,7 +108,7 @@ def test_a_lost_ledger_makes_the_effect_unknown_and_it_never_runs_twice(
         assert [(e["ran"], e["asked"]) for e in report["effects"]] == [(False, True)]
         assert second.stop() == 0
         log = second.process.stderr_text(None)
-    assert _lines(workspace / "effects.log") == ["x"]  # never silently run again
+    assert file_lines(workspace / "effects.log") == ["x"]  # never silently run again
     assert "has no record of it" in log  # said on stderr, naming the ledger file
     assert "the ledger was lost and started anew" in log  # EFFECT-LOST-002
     assert EffectLedger.FILENAME in log
@@ -188,7 +150,7 @@ def test_an_effect_killed_mid_run_whose_ledger_was_lost_replays_as_unknown(
             "session/prompt",
             {"sessionId": session_id, "prompt": [{"type": "text", "text": "append"}]},
         )
-        _read_until(first, _is_update("tool_call_update", status="in_progress"))
+        first.read_until(is_update("tool_call_update", status="in_progress"))
         signal: list[str] = []
         reader = threading.Thread(target=lambda: signal.append(ran.read_text()), daemon=True)
         reader.start()
@@ -205,4 +167,4 @@ def test_an_effect_killed_mid_run_whose_ledger_was_lost_replays_as_unknown(
         second.prompt(session_id, "append")  # answered "Do not run it"
         assert ["outcome is unknown" in t for t in second.permission_titles()] == [True]
         second.stop()
-    assert _lines(workspace / "effects.log") == ["x"]
+    assert file_lines(workspace / "effects.log") == ["x"]

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from bridge import scripted_config
+from bridge import RecordingProvider, scripted_config
 from editor import choose
 from sessions.sesskit import EditorLog, load, serving, settle
 
-from acp_bridge.providers import ModelRequest, StreamEvent
 from acp_bridge.providers.scripted import ScriptedProvider, loads_script
 
 pytestmark = pytest.mark.anyio
@@ -30,26 +28,6 @@ WRITE_THEN_FAIL = """{
     {"attempts": [[{"http_error": 400, "message": "bad request"}]]}
   ]
 }"""
-
-
-class RecordingProvider:
-    """The scripted provider, remembering every request it was asked to stream."""
-
-    def __init__(self, inner: ScriptedProvider) -> None:
-        self.inner = inner
-        self.requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        self.requests.append(request)
-        return self.inner.stream(request)
 
 
 @pytest.mark.requirement("SESS-041")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions.stdio_kit import StdioEditor, write_script
+from sessions.stdio_kit import StdioEditor, append_script, file_lines
 
 from acp_bridge.agent._crash_point import CRASH_VARIABLE
 from acp_bridge.sessions import SessionStore, TurnState
@@ -23,32 +23,6 @@ from acp_bridge.sessions import SessionStore, TurnState
 pytestmark = [pytest.mark.subprocess, pytest.mark.requirement("SESS-UNANSWERED-001")]
 
 PROMPT = "append a line"
-
-
-def _script(path: Path) -> Path:
-    return write_script(
-        path,
-        "append-line",
-        [
-            {
-                "attempts": [
-                    [
-                        {"text": "Appending a line. "},
-                        {
-                            "tool_call": "run_command",
-                            "arguments": {"command": "echo x >> effects.log"},
-                        },
-                        {"finish": "auto"},
-                    ]
-                ]
-            },
-            {"attempts": [[{"text": "Appended."}, {"finish": "stop"}]]},
-        ],
-    )
-
-
-def _lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
 
 
 def _prompt_request(session_id: str) -> dict[str, Any]:
@@ -65,7 +39,7 @@ def _read_until_it_dies(editor: StdioEditor, request_id: int) -> None:
 def test_a_kill_after_the_commit_answers_the_resent_prompt_from_the_journal(tmp_path: Path) -> None:
     state, home, workspace = tmp_path / "state", tmp_path / "home", tmp_path / "work"
     workspace.mkdir()
-    script = _script(tmp_path / "append.json")
+    script = append_script(tmp_path / "append.json", then_block=False)
     crash = {CRASH_VARIABLE: "turn-committed"}
     with StdioEditor(state, home, "--script", str(script), env=crash) as first:
         first.initialize()
@@ -77,7 +51,7 @@ def test_a_kill_after_the_commit_answers_the_resent_prompt_from_the_journal(tmp_
         shown = first.updates(session_id)
     assert [u["sessionUpdate"] for u in shown].count("tool_call") == 1
     assert shown[-1]["sessionUpdate"] == "agent_message_chunk"  # every update came first
-    assert _lines(workspace / "effects.log") == ["x"]
+    assert file_lines(workspace / "effects.log") == ["x"]
     with SessionStore(state) as store:  # the journal: completed, its response not written
         (turn,) = store.turns(session_id)
         assert (turn.state, turn.stop_reason) == (TurnState.COMPLETED, "end_turn")
@@ -102,10 +76,10 @@ def test_a_kill_after_the_commit_answers_the_resent_prompt_from_the_journal(tmp_
         kinds = [k for k in kinds if k != "available_commands_update"]  # after the load
         assert kinds == ["session_info_update"]  # the title it never sent; no model output
         assert second.permission_titles(since) == []
-        assert _lines(workspace / "effects.log") == ["x"]  # no second effect
+        assert file_lines(workspace / "effects.log") == ["x"]  # no second effect
 
         # Now answered: the same prompt once more is a new request, so a new turn.
         later = second.prompt(session_id, PROMPT)["result"]["_meta"]["acpBridge"]
         assert (later["turnId"], later.get("answeredFromJournal")) == (f"{session_id}-turn2", None)
         assert second.stop() == 0
-    assert _lines(workspace / "effects.log") == ["x", "x"]
+    assert file_lines(workspace / "effects.log") == ["x", "x"]

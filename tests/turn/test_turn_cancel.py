@@ -19,6 +19,7 @@ from turn.turnkit import (
     RecordingSink,
     RecordingSleep,
     broken,
+    cancel_when,
     finish,
     make_request,
     start,
@@ -53,21 +54,9 @@ REFUND = {"order_id": "A"}
 
 async def cancel_at(request: TurnRequest, hold: Hold) -> Turn:
     """Run the turn, cancel its scope once `hold` is reached; return the turn."""
-    turn = Turn(request)
-    scope = anyio.CancelScope()
-
-    async def drive() -> None:
-        with scope:
-            await turn.run()
-
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(drive)
-            await hold.reached.wait()
-            scope.cancel()
-    assert scope.cancelled_caught  # the caller now answers stopReason "cancelled"
     sink = request.sink
     assert isinstance(sink, RecordingSink)
+    turn = await cancel_when(request, hold)
     sink.closed = True
     for _ in range(5):  # give any stray task the chance to send something late
         await anyio.lowlevel.checkpoint()

@@ -54,6 +54,7 @@ from acp_bridge.turn import (
     SessionMode,
     ToolCallChanged,
     ToolCallShown,
+    Turn,
     TurnRequest,
     TurnUpdate,
 )
@@ -428,3 +429,21 @@ def make_request(
         random=lambda: 0.5,
         max_model_calls=max_model_calls,
     )
+
+
+async def cancel_when(request: TurnRequest, hold: Hold) -> Turn:
+    """Run the turn and cancel its scope once `hold` is reached (bounded); the turn."""
+    turn = Turn(request)
+    scope = anyio.CancelScope()
+
+    async def drive() -> None:
+        with scope:
+            await turn.run()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drive)
+            await hold.reached.wait()
+            scope.cancel()
+    assert scope.cancelled_caught  # the caller now answers stopReason "cancelled"
+    return turn
