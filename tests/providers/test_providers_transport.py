@@ -7,7 +7,17 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from loopback_http import AwaitHangup, LoopbackServer, Reply, WaitFor, drain, sse, sse_reply
+from loopback_http import (
+    AwaitHangup,
+    Fin,
+    LoopbackServer,
+    Reply,
+    Send,
+    WaitFor,
+    drain,
+    sse,
+    sse_reply,
+)
 
 from acp_bridge._json import JsonValue
 from acp_bridge.providers import (
@@ -207,3 +217,20 @@ async def test_a_server_stalling_after_done_does_not_hold_the_attempt() -> None:
         release.set()
     assert error is None
     assert events[-1] == Finish(FinishReason.STOP, "stop")
+
+
+@pytest.mark.anyio
+@pytest.mark.requirement("THRU-005")
+async def test_a_body_cut_mid_stream_names_the_server_it_came_from() -> None:
+    # The body is read from the response's own byte stream (not `aiter_raw`), so the
+    # transport attaches the request to httpx's error itself: the message still says
+    # which server broke the stream.
+    steps = (Send(chunk({"role": "assistant", "content": ""})), Send(chunk({"content": "a"})))
+    async with LoopbackServer([Reply(steps=(*steps, Fin()))]) as server:
+        async with provider(server.base_url) as model:
+            events, error = await drain(model.stream(REQUEST))
+    assert TextDelta("a") in events
+    assert error is not None
+    assert (error.kind, error.phase) == (FaultKind.STREAM_INTERRUPTED, Phase.STREAM)
+    host = server.base_url.removeprefix("http://")
+    assert f"openai: the stream from {host} broke" in error.message

@@ -158,7 +158,10 @@ class HttpTransport:
                 sse = SseDecoder()
                 # Raw bytes unless the server compressed anyway (then httpx decodes).
                 encoded = response.headers.get("content-encoding", "identity") != "identity"
-                chunks = response.aiter_bytes() if encoded else response.aiter_raw()
+                # The raw body is the response's own byte stream (`Response.stream`),
+                # iterated without `aiter_raw`'s re-chunking layer: one async generator
+                # less per chunk (the errors then get their request below).
+                chunks = response.aiter_bytes() if encoded else aiter(_byte_stream(response))
                 tracing = self._trace.enabled  # frozen options: checked once
                 # A chunk that is one plain event skips the SSE items (the trace needs them).
                 plain = None if tracing else sse.plain
@@ -223,6 +226,8 @@ class HttpTransport:
                             yield event
                         return
             except httpx.HTTPError as exc:
+                if isinstance(exc, httpx.RequestError) and not _has_request(exc):
+                    exc.request = request  # what `aiter_raw` would have attached
                 raise self._fail.transport_error(exc, phase) from exc
         except ModelStreamError as exc:
             self._trace.error(exc, attempt)
@@ -235,3 +240,18 @@ class HttpTransport:
                     await close_iterator(chunks)
                 if response is not None:
                     await response.aclose()
+
+
+def _byte_stream(response: httpx.Response) -> httpx.AsyncByteStream:
+    stream = response.stream
+    if not isinstance(stream, httpx.AsyncByteStream):  # an AsyncClient's response always is
+        raise TypeError("the response of an async client has no async byte stream")
+    return stream
+
+
+def _has_request(exc: httpx.RequestError) -> bool:
+    try:
+        exc.request  # noqa: B018 (the property raises when no request is attached)
+    except RuntimeError:
+        return False
+    return True
