@@ -110,7 +110,10 @@ class PeerTurnSink:
                     except Exception as exc:
                         failure = failure or exc
                 self._writer_running = False
-                tg.cancel_scope.cancel()
+                if self._idle.is_set() and not self._buffer:
+                    self._wake.set()  # the idle writer returns: no cancellation (issue 15.2)
+                else:
+                    tg.cancel_scope.cancel()  # still writing after _FLUSH_ON_EXIT
         if failure is not None:
             raise failure
 
@@ -120,6 +123,8 @@ class PeerTurnSink:
         try:
             while True:
                 await self._wake.wait()
+                if not self._writer_running:
+                    return  # the turn is over and everything is written
                 self._wake = anyio.Event()
                 while self._buffer:
                     for chunk in self._buffer.take():

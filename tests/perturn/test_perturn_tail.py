@@ -21,6 +21,7 @@ from turn.turnkit import FakeProvider, RecordingSink, finish, make_request, star
 
 from acp_bridge import protocol as acp
 from acp_bridge.agent._live import LiveUpdates, usage_meta, usage_wire
+from acp_bridge.agent._sink import PeerTurnSink
 from acp_bridge.providers import (
     AssistantTurn,
     Message,
@@ -34,6 +35,7 @@ from acp_bridge.providers import (
 )
 from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider
 from acp_bridge.turn import (
+    AgentText,
     AttemptUsage,
     ContextBudget,
     RetryPolicy,
@@ -42,6 +44,7 @@ from acp_bridge.turn import (
     estimate_tokens,
 )
 from acp_bridge.turn._tally import TokenTally
+from acp_bridge.wire import encode
 
 
 def _round(n: int) -> list[Message]:
@@ -218,3 +221,44 @@ async def test_a_model_call_ends_without_cancelling_a_scope(
             result = await Turn(make_request(provider, RecordingSink(), policy=policy)).run()
             assert result.stop_reason.value == "end_turn"
     assert cancels == []
+
+
+class _Editor:
+    """Records every notification the sink writes."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    async def notify(self, method: str, params: object) -> None:
+        self.lines.append(encode({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    async def notify_encoded(self, line: bytes, message: object) -> None:
+        self.lines.append(line)
+
+
+@pytest.mark.requirement("PERTURN-009")
+@pytest.mark.anyio
+async def test_a_turns_sink_stops_its_writer_without_cancelling_a_scope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Leaving `running()` with everything written ends the chunk writer by waking it, not by
+    cancelling its task group; every chunk is still on the wire first (AGENT-ORDER-001)."""
+    backend = type(anyio.CancelScope())
+    cancels: list[str] = []
+    real_cancel = backend.cancel
+
+    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
+        cancels.append(reason or "")
+        real_cancel(self, reason)
+
+    editor = _Editor()
+    sink = PeerTurnSink(editor, "s")  # type: ignore[arg-type]
+    monkeypatch.setattr(backend, "cancel", cancel)
+    with anyio.fail_after(30):
+        for turn in range(3):
+            async with sink.running():
+                for n in range(5):
+                    await sink.send_update(AgentText(f"<{turn}.{n}>", f"m{turn}"))
+    assert cancels == []
+    written = b"".join(editor.lines).decode()
+    assert all(f"<{t}.{n}>" in written for t in range(3) for n in range(5))
