@@ -21,7 +21,7 @@ from sessions.sesskit import serving
 from acp_bridge._json import JsonObject
 from acp_bridge.providers.scripted import ScriptedProvider, loads_script
 from acp_bridge.sessions import SessionStore, TurnState
-from acp_bridge.sessions import _store as store_module
+from acp_bridge.sessions import _store_file as store_module
 from acp_bridge.tools import (
     TextContent,
     ToolContext,
