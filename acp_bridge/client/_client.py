@@ -117,8 +117,9 @@ class AcpClient:
 
     # -- the client's requests -------------------------------------------------------------
 
-    async def initialize(self) -> JsonObject:
-        """`initialize`, advertising file system and terminal support."""
+    async def initialize(self, extra: JsonObject | None = None) -> JsonObject:
+        """`initialize`, advertising file system and terminal support, and the `extra`
+        client capabilities (such as `{"session": {"notices": {}}}`)."""
         result = await self._call(
             "initialize",
             {
@@ -126,6 +127,7 @@ class AcpClient:
                 "clientCapabilities": {
                     "fs": {"readTextFile": True, "writeTextFile": True},
                     "terminal": True,
+                    **(extra or {}),
                 },
                 "clientInfo": {
                     "name": "acp-bridge-reference-client",

@@ -123,7 +123,8 @@ async def run(
 ) -> None:
     async with spawn_bridge(bridge_args, capture_stderr=False) as bridge:
         client = bridge.client
-        result = await client.initialize()
+        # As an editor that shows acp-bridge's notices and compactions (spec/daily-use.md).
+        result = await client.initialize({"session": {"notices": {}, "compaction": {}}})
         print(
             "initialize: promptCapabilities",
             json.dumps(result.get("agentCapabilities", {}).get("promptCapabilities")),
