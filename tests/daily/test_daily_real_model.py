@@ -196,6 +196,8 @@ async def test_the_command_line_advertises_what_its_model_takes(tmp_path: Path) 
     args += ["--state-dir", str(tmp_path / "state")]
     with anyio.fail_after(60):
         async with spawn_bridge(args, env=env) as bridge:
-            result = await bridge.client.initialize()
+            result = await bridge.client.initialize({"session": {"notices": {}}})
+            sent = bridge.client.transcript[0].message["params"]
+    assert sent["clientCapabilities"]["session"] == {"notices": {}}  # as transcript.py sends
     caps = result["agentCapabilities"]["promptCapabilities"]
     assert (caps["image"], caps["audio"], caps["embeddedContext"]) == (False, False, True)
