@@ -21,12 +21,29 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["WindowedModel", "overflow_error", "paired", "system_text"]
+__all__ = ["WindowedModel", "overflow_error", "paired", "provider_for", "system_text"]
 
 ANSWER = (
     "Here is what I found. The notes describe the project's layout, its tests and how the "
     "pieces fit together; nothing in them needs changing for this question. "
 )
+
+
+def provider_for(kind: str, base_url: str) -> Any:
+    """The bridge's real provider of that kind, talking to `base_url`."""
+    from acp_bridge.providers.http import (
+        AnthropicProvider,
+        GeminiProvider,
+        HttpProviderOptions,
+        OpenAIProvider,
+    )
+
+    options = HttpProviderOptions("m", base_url=base_url, api_key="k", idle_timeout=30.0)
+    if kind in ("openai", "llama.cpp"):
+        return OpenAIProvider(options)
+    if kind == "anthropic":
+        return AnthropicProvider(options)
+    return GeminiProvider(options)
 
 
 def overflow_error(kind: str, tokens: int, window: int) -> Any:

@@ -20,9 +20,12 @@ from acp_bridge.agent._crash_point import crash_point
 from acp_bridge.agent._session import Session
 from acp_bridge.providers import repair_surrogates
 from acp_bridge.sessions import SessionStore, TurnStart, TurnState
+from acp_bridge.turn import StopReason, TurnResult
 
 __all__ = [
+    "CANCELLED_NOTE",
     "CONNECTION_CLOSED_NOTE",
+    "cancelled_note",
     "changed_usage",
     "failed_note",
     "outside_end",
@@ -36,6 +39,18 @@ CONNECTION_CLOSED_NOTE = (
     "completed is shown above. Send the same prompt again to continue it; effects that "
     "already ran are not run again."
 )
+
+
+CANCELLED_NOTE = "Cancelled before any reply."
+
+
+def cancelled_note(result: TurnResult) -> str | None:
+    """The closing text a replay shows for a turn cancelled before it showed anything: the
+    editor grouping consecutive user messages then still replays the next prompt as a
+    message of its own (SESS-CANCEL-001)."""
+    if result.stop_reason is not StopReason.CANCELLED or result.tool_runs:
+        return None
+    return None if any(a.shown_chunks for a in result.attempts) else CANCELLED_NOTE
 
 
 def failed_note(reason: str) -> str:

@@ -19,7 +19,13 @@ from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.agent._compacting import CompactCommand, context_budget, is_compact_command
 from acp_bridge.agent._connection import Connection
 from acp_bridge.agent._durable import store_errors
-from acp_bridge.agent._ending import changed_usage, failed_note, outside_end, record_end
+from acp_bridge.agent._ending import (
+    cancelled_note,
+    changed_usage,
+    failed_note,
+    outside_end,
+    record_end,
+)
 from acp_bridge.agent._instructions import load_instructions, system_prompt
 from acp_bridge.agent._light import (
     notify_update,
@@ -171,7 +177,8 @@ class PromptTurns:
                 # session/cancel: an outcome, never an error (prompt-turn.mdx#cancellation).
                 result = engine.result(StopReason.CANCELLED)
             stop = result.stop_reason.value
-            self._end_turn(session, start, TurnState.COMPLETED, stop, answered=False)
+            note = cancelled_note(result)  # SESS-CANCEL-001
+            self._end_turn(session, start, TurnState.COMPLETED, stop, note, answered=False)
         except TurnFailed as error:
             self._end_turn(session, start, TurnState.FAILED, None, failed_note(error.message))
             raise

@@ -20,7 +20,7 @@ from acp_bridge.turn._compaction import (
 )
 from acp_bridge.turn._compactor import compact
 from acp_bridge.turn._effects import EFFECT_KEY_VERSION, EffectKey, EffectSteps, canonical_json
-from acp_bridge.turn._history import MISSING_RESULT, DroppedResult, repair_history
+from acp_bridge.turn._history import MISSING_RESULT, NO_REPLY, DroppedResult, repair_history
 from acp_bridge.turn._ledger import EffectLedger, EffectRecord, EffectState, LedgerUnavailable
 from acp_bridge.turn._permission import (
     GateDecision,
@@ -69,6 +69,7 @@ from acp_bridge.turn._updates import (
 __all__ = [
     "EFFECT_KEY_VERSION",
     "MISSING_RESULT",
+    "NO_REPLY",
     "SUMMARY_HEADER",
     "SUMMARY_SYSTEM",
     "AgentText",

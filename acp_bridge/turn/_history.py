@@ -5,6 +5,12 @@ preceding model turn (Gemini: 400 INVALID_ARGUMENT, forever, once it is in the h
 `repair_history` makes that state unreachable (TURN-007): it drops every `ToolResult` without a
 matching call (same `call_id` and `name`) in the immediately preceding `AssistantTurn`, drops
 duplicates, and answers every unanswered call with an error result.
+
+A prompt that got no reply (its turn was cancelled, or failed, before the model answered) is
+followed by the next prompt: two user turns in a row, which some chat templates refuse. They
+are sent as one user turn (`join_unanswered_prompts`, also before every request): the first
+prompt, a note that it got no reply, then the next (SESS-CANCEL-001); the session store keeps
+each prompt as it was.
 """
 
 from __future__ import annotations
@@ -13,9 +19,22 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from acp_bridge.providers import AssistantTurn, Message, ToolCall, ToolResult, ToolResults
+from acp_bridge.providers import (
+    AssistantTurn,
+    Message,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    UserTurn,
+)
 
-__all__ = ["MISSING_RESULT", "DroppedResult", "repair_history"]
+__all__ = [
+    "MISSING_RESULT",
+    "NO_REPLY",
+    "DroppedResult",
+    "join_unanswered_prompts",
+    "repair_history",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -23,6 +42,7 @@ MISSING_RESULT = (
     "No result was recorded for this tool call (the turn was interrupted or the result was "
     "lost). Assume it did not complete; check before repeating it."
 )
+NO_REPLY = "[No reply was given to the user's message above. The user's next message follows.]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +137,35 @@ def _answer_open_calls(repaired: list[Message]) -> None:
     if isinstance(last, AssistantTurn) and last.tool_calls:
         logger.warning("history repair answered %d unanswered tool call(s)", len(last.tool_calls))
         repaired.append(ToolResults(tuple(_missing(c.call_id, c.name) for c in last.tool_calls)))
+
+
+def join_unanswered_prompts(messages: list[Message]) -> list[Message]:
+    """`messages` with each run of user turns joined into one (SESS-CANCEL-001); the same
+    list, unchanged, when there is none (the usual case, checked without copying)."""
+    previous: Message | None = None
+    for message in messages:
+        if type(message) is UserTurn and type(previous) is UserTurn:
+            break
+        previous = message
+    else:
+        return messages
+    joined: list[Message] = []
+    for message in messages:
+        last = joined[-1] if joined else None
+        if isinstance(message, UserTurn) and isinstance(last, UserTurn):
+            joined[-1] = _joined(last, message)
+        else:
+            joined.append(message)
+    return joined
+
+
+def _joined(first: UserTurn, then: UserTurn) -> UserTurn:
+    """Two prompts in a row as one user turn, the note between them."""
+    return UserTurn(
+        (*first.parts, NO_REPLY, *then.parts),
+        first.images + then.images,
+        first.audio + then.audio,
+    )
 
 
 def _missing(call_id: str, name: str) -> ToolResult:

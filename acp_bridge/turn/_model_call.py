@@ -29,7 +29,7 @@ from acp_bridge.providers import (
 )
 from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall
 from acp_bridge.turn._clean import repaired_chunk
-from acp_bridge.turn._history import repair_history
+from acp_bridge.turn._history import join_unanswered_prompts, repair_history
 from acp_bridge.turn._request import TurnRequest
 from acp_bridge.turn._reset import ChunkPresenter
 from acp_bridge.turn._retry import GiveUp, TurnFailed
@@ -183,6 +183,7 @@ class ModelCaller:
     ) -> None:
         request = self.request
         repaired, _ = repair_history(request.history)  # TURN-007: before every request
+        repaired = join_unanswered_prompts(repaired)  # SESS-CANCEL-001
         if repaired != request.history:
             request.history[:] = repaired
         model_request = ModelRequest(

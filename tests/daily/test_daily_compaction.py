@@ -14,17 +14,11 @@ from typing import Any
 import anyio
 import pytest
 from bridge import running_bridge, scripted_config
-from context_models import WindowedModel, paired
+from context_models import WindowedModel, paired, provider_for
 from turn.turnkit import FakeProvider, broken, finish, start, text, usage
 
 from acp_bridge.agent._compacting import COMPACT_COMMAND
 from acp_bridge.providers import FaultKind, ModelStreamError, Phase
-from acp_bridge.providers.http import (
-    AnthropicProvider,
-    GeminiProvider,
-    HttpProviderOptions,
-    OpenAIProvider,
-)
 from acp_bridge.turn import SUMMARY_HEADER
 
 pytestmark = pytest.mark.anyio
@@ -37,15 +31,6 @@ NOTES = "".join(
 )
 LONG_WAIT = 120.0
 CAPS = {"session": {"compaction": {}, "notices": {}}}
-
-
-def _provider(kind: str, base_url: str) -> Any:
-    options = HttpProviderOptions("m", base_url=base_url, api_key="k", idle_timeout=30.0)
-    if kind in ("openai", "llama.cpp"):
-        return OpenAIProvider(options)
-    if kind == "anthropic":
-        return AnthropicProvider(options)
-    return GeminiProvider(options)
 
 
 async def _initialize(ed: Any, capabilities: dict[str, Any]) -> None:
@@ -78,7 +63,7 @@ async def test_a_long_session_never_outgrows_a_small_window(tmp_path: Path, kind
     async with WindowedModel(kind, window=WINDOW) as model:
         config = scripted_config(
             tmp_path / "s",
-            _provider(kind, model.base_url),
+            provider_for(kind, model.base_url),
             models=("m",),
             context_window=CONFIGURED,
             commands=(COMPACT_COMMAND,),
@@ -124,7 +109,7 @@ async def test_a_long_session_never_outgrows_a_small_window(tmp_path: Path, kind
         # request carries exactly the compacted history the last one had.
         config = scripted_config(
             tmp_path / "s",
-            _provider(kind, model.base_url),
+            provider_for(kind, model.base_url),
             models=("m",),
             context_window=CONFIGURED,
         )
@@ -153,7 +138,7 @@ async def test_compact_on_demand_and_replayed(tmp_path: Path) -> None:
     async with WindowedModel("openai", window=100_000) as model:
         config = scripted_config(
             tmp_path / "s",
-            _provider("openai", model.base_url),
+            provider_for("openai", model.base_url),
             models=("m",),
             commands=(COMPACT_COMMAND,),
         )

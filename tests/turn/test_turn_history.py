@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from turn.turnkit import FakeProvider, RecordingSink, finish, make_request, start, text
 
 from acp_bridge.providers import AssistantTurn, Message, ToolCall, ToolResult, ToolResults, UserTurn
-from acp_bridge.turn import MISSING_RESULT, repair_history, run_turn
+from acp_bridge.turn import MISSING_RESULT, NO_REPLY, repair_history, run_turn
 
 SHELL = "run_shell_command"
 
@@ -122,6 +122,7 @@ def test_repair_always_pairs_and_is_idempotent(history: list[Message]) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.requirement("TURN-007")
+@pytest.mark.requirement("SESS-CANCEL-001")
 async def test_the_runner_repairs_before_the_request_and_in_place() -> None:
     history = poisoned()[:4]
     provider = FakeProvider([start(), *text("Deployed once."), finish()])
@@ -129,5 +130,7 @@ async def test_the_runner_repairs_before_the_request_and_in_place() -> None:
     await run_turn(request)
     sent = list(provider.requests[0].messages)
     assert sent[2] == ToolResults((ToolResult("c7", SHELL, "deployed"),))
-    assert request.history[:5] == sent  # the session's own list was fixed too
+    # Two user turns in a row are sent as one (SESS-CANCEL-001).
+    assert sent[3] == UserTurn(("The previous reply was interrupted.", NO_REPLY, "status?"))
+    assert request.history[:4] == sent  # the session's own list was fixed too
     assert request.history[-1] == AssistantTurn("Deployed once.")

@@ -129,11 +129,12 @@ class ScriptedProvider:
         last_user = users[-1] if users else -1
         # SCRIPT-010: the call number is counted, never remembered.
         call = 1 + sum(isinstance(m, AssistantTurn) for m in messages[last_user + 1 :])
-        text = ""
+        text = last_part = ""
         if last_user >= 0:
             user = messages[last_user]
             assert isinstance(user, UserTurn)
             text = "\n".join(user.parts).strip()
+            last_part = user.parts[-1].strip() if user.parts else ""
             if user.images:  # SCRIPT-IMAGE: the scripted model takes images and says so
                 count = len(user.images)
                 text = f"{text} [{count} image{'s' if count != 1 else ''} attached]".strip()
@@ -142,6 +143,10 @@ class ScriptedProvider:
                 text = f"{text} [{count} audio clip{'s' if count != 1 else ''} attached]".strip()
         script, prompt = self.default_script, text
         command = _SLASH_COMMAND.match(text)
+        if command is None and _SLASH_COMMAND.match(last_part) is not None:
+            # A prompt joined after an unanswered one (SESS-CANCEL-001) ends with its own.
+            text = last_part
+            command = _SLASH_COMMAND.match(text)
         if command is not None and command.group(1) in self.available_scripts():
             # SCRIPT-013: `/name rest` plays that script; `rest` is its prompt.
             script = self.available_scripts()[command.group(1)]
