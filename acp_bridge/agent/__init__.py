@@ -7,8 +7,9 @@ use, so `serve` can answer `initialize` before the turn engine is imported (cold
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from acp_bridge._exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from acp_bridge.agent._agent import Agent
@@ -29,26 +30,14 @@ __all__ = [
     "serve",
 ]
 
-_HOME = {
-    "MODEL_OPTION": "_options",
-    "Agent": "_agent",
-    "AgentConfig": "_config",
-    "PeerEditorClient": "_editor",
-    "Session": "_session",
-    "SlashCommand": "_config",
-    "editor_capabilities": "_editor",
-    "serve": "_serve",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'acp_bridge.agent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"acp_bridge.agent.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "_agent": ("Agent",),
+        "_config": ("AgentConfig", "SlashCommand"),
+        "_editor": ("PeerEditorClient", "editor_capabilities"),
+        "_options": ("MODEL_OPTION",),
+        "_serve": ("serve",),
+        "_session": ("Session",),
+    },
+)

@@ -21,12 +21,12 @@ from acp_bridge.agent._auth import AuthGate
 from acp_bridge.agent._cancel import TurnTickets
 from acp_bridge.agent._config import AgentConfig
 from acp_bridge.agent._connection import Connection
+from acp_bridge.agent._deferred import DeferredPrompts
 from acp_bridge.agent._durable import DurableSessions
 from acp_bridge.agent._initialize import initialize
 from acp_bridge.agent._lifecycle import SessionLifecycle
 from acp_bridge.agent._mcp import McpSessions
 from acp_bridge.agent._models import ModelList
-from acp_bridge.agent._prompting import PromptTurns
 from acp_bridge.errors import InvalidParams, MethodNotFound, quote
 from acp_bridge.jsonrpc import JsonRpcPeer, Reply, RequestId
 from acp_bridge.providers import prompt_media
@@ -80,7 +80,7 @@ class Agent:
         )
         conn.mcp = McpSessions(background, peer, conn.client_caps, config.mcp_limits)
         self._conn = conn
-        lifecycle, prompts = SessionLifecycle(conn), PromptTurns(conn)
+        lifecycle, prompts = SessionLifecycle(conn), DeferredPrompts(conn)
         self._requests: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -96,6 +96,7 @@ class Agent:
             "session/delete": lifecycle.session_delete,
         }
         self._cancel = prompts.session_cancel
+        self.load_prompts = prompts.load  # the turn engine: after the first session exists
 
     def close(self) -> None:
         """Releases every session this connection owns (call when the connection ends)."""

@@ -21,11 +21,12 @@ from anyio.abc import TaskGroup
 
 from acp_bridge.agent._sink import send_session_update
 from acp_bridge.jsonrpc import JsonRpcPeer
-from acp_bridge.mcp import McpLimits, ServerSpec, SessionServers
-from acp_bridge.tools import Tool
+from acp_bridge.mcp import McpLimits
 
 if TYPE_CHECKING:
     from acp_bridge import protocol as acp
+    from acp_bridge.mcp import ServerSpec, SessionServers
+    from acp_bridge.tools import Tool
 else:
     from acp_bridge.agent._lazy import acp
 
@@ -36,6 +37,8 @@ _log = logging.getLogger("acp_bridge.agent")
 
 def server_spec(server: acp.McpServer, roots: Sequence[Path]) -> ServerSpec:
     """`roots`: the session's cwd, then its additional directories (MCP-ROOTS-001)."""
+    from acp_bridge.mcp import ServerSpec  # loaded with the first server (cold start)
+
     if isinstance(server, acp.McpServerStdio):
         return ServerSpec(
             name=server.name,
@@ -103,6 +106,8 @@ class McpSessions:
                 await send_session_update(self._peer, session_id, notice)
             except Exception:  # the editor went away: the log has it already
                 _log.debug("could not send a notice to %s", session_id)
+
+        from acp_bridge.mcp import SessionServers  # a session with servers only (cold start)
 
         group = SessionServers([server_spec(s, roots) for s in servers], report, self._limits)
         self._sessions[session_id] = group

@@ -1,15 +1,17 @@
 """Serving one connection: the peer, the agent and the effect ledger, wired together.
 
 Cold start matters to editors (some time out `initialize`), so the connection answers the
-handshake with light modules only and loads the agent (turn engine, tools, provider) right
-after the `initialize` response is on the wire, or on the first other request.
+handshake with light modules only and loads the agent in two steps: what a session's start
+needs right after the `initialize` response is on the wire (or on the first other request),
+and the prompt turns (turn engine, tools, the provider's playback) right after the first
+session is answered (STARTUP-004), or on the first prompt.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +52,21 @@ _NEEDS_STATE = frozenset(
         "session/set_config_option",
     }
 )
+
+_OPENS_SESSION = frozenset({"session/new", "session/load", "session/resume"})
+
+
+def _then_load(
+    then: Callable[[], Awaitable[None]] | None, load: Callable[[], object]
+) -> Callable[[], Awaitable[None]]:
+    """The response's own follow-up, then `load` (a prompt usually comes next)."""
+
+    async def follow_up() -> None:
+        if then is not None:
+            await then()
+        load()
+
+    return follow_up
 
 
 class _Connection:
@@ -147,7 +164,10 @@ class _Connection:
             )
             return Reply(result, self._warm_up)
         agent = self._state_ready() if method in _NEEDS_STATE else self.agent()
-        return await agent.handle_request(method, params)
+        answer = await agent.handle_request(method, params)
+        if method in _OPENS_SESSION and isinstance(answer, Reply):
+            return Reply(answer.result, _then_load(answer.then, agent.load_prompts))
+        return answer
 
     def request_received(self, request_id: RequestId, method: str, params: JsonValue) -> None:
         self._tickets.received(request_id, method, params)  # AGENT-CANCEL-002

@@ -6,12 +6,18 @@ only when a server is connected (`_connection`), never by importing this package
 spec/mcp.md.
 """
 
-from acp_bridge.mcp._connection import OutcomeUnknown, ServerConnection, ServerSpec
-from acp_bridge.mcp._content import MEDIA_BUDGET, MalformedResult, result_outcome
-from acp_bridge.mcp._names import MAX_TOOL_NAME, offered_name
-from acp_bridge.mcp._schema import SchemaRejected, offered_schema
-from acp_bridge.mcp._servers import McpLimits, SessionServers
-from acp_bridge.mcp._tool import McpTool, McpToolInfo, ServerCaller
+from typing import TYPE_CHECKING
+
+from acp_bridge._exports import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:
+    from acp_bridge.mcp._connection import OutcomeUnknown, ServerConnection, ServerSpec
+    from acp_bridge.mcp._content import MEDIA_BUDGET, MalformedResult, result_outcome
+    from acp_bridge.mcp._limits import McpLimits
+    from acp_bridge.mcp._names import MAX_TOOL_NAME, offered_name
+    from acp_bridge.mcp._schema import SchemaRejected, offered_schema
+    from acp_bridge.mcp._servers import SessionServers
+    from acp_bridge.mcp._tool import McpTool, McpToolInfo, ServerCaller
 
 __all__ = [
     "MAX_TOOL_NAME",
@@ -30,3 +36,16 @@ __all__ = [
     "offered_schema",
     "result_outcome",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "_connection": ("OutcomeUnknown", "ServerConnection", "ServerSpec"),
+        "_content": ("MEDIA_BUDGET", "MalformedResult", "result_outcome"),
+        "_names": ("MAX_TOOL_NAME", "offered_name"),
+        "_schema": ("SchemaRejected", "offered_schema"),
+        "_limits": ("McpLimits",),
+        "_servers": ("SessionServers",),
+        "_tool": ("McpTool", "McpToolInfo", "ServerCaller"),
+    },
+)

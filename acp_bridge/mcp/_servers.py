@@ -10,25 +10,15 @@ pending then is left out of that turn and joins the next. `stop()` ends them all
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import anyio
 import anyio.to_thread
 
 from acp_bridge.mcp._connection import Report, ServerConnection, ServerSpec
+from acp_bridge.mcp._limits import McpLimits
 from acp_bridge.mcp._tool import McpTool
 
-__all__ = ["McpLimits", "SessionServers"]
-
-
-@dataclass(frozen=True, slots=True)
-class McpLimits:
-    """Bounds, in seconds (and the model's share of a result, in bytes)."""
-
-    connect_timeout: float = 60.0
-    ready_timeout: float = 30.0
-    call_timeout: float = 120.0
-    model_output_bytes: int = 30_000
+__all__ = ["SessionServers"]
 
 
 class SessionServers:

@@ -7,37 +7,42 @@ execution through its `terminal/*`; otherwise the local disk and local processes
 Every path, for the editor too, is confined to the session's roots.
 """
 
-from acp_bridge.tools._base import (
-    DiffContent,
-    EditorCapabilities,
-    EditorClient,
-    ExitStatus,
-    Location,
-    MediaContent,
-    PlanEntry,
-    TerminalContent,
-    TerminalOutput,
-    TextContent,
-    Tool,
-    ToolContent,
-    ToolContext,
-    ToolKind,
-    ToolOutcome,
-    ToolPreview,
-)
-from acp_bridge.tools._canonical import canonical_arguments
-from acp_bridge.tools._command import RunCommand, command_prefix, shell_argv
-from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
-from acp_bridge.tools._files import ReadFile, WriteFile
-from acp_bridge.tools._listing import ListDirectory
-from acp_bridge.tools._media import media_from_json, media_parts, media_to_json
-from acp_bridge.tools._mentions import MentionedFile, read_mentioned_file
-from acp_bridge.tools._paths import WorkspacePath, resolve_path
-from acp_bridge.tools._plan import UpdatePlan, plan_entries, stored_plan
-from acp_bridge.tools._registry import ToolRegistry, default_tools
-from acp_bridge.tools._search import SearchFiles
-from acp_bridge.tools._stored import diff_from_stored, diff_to_stored
-from acp_bridge.tools._text import ToolLimits
+from typing import TYPE_CHECKING
+
+from acp_bridge._exports import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:
+    from acp_bridge.tools._base import (
+        DiffContent,
+        EditorCapabilities,
+        EditorClient,
+        ExitStatus,
+        Location,
+        MediaContent,
+        PlanEntry,
+        TerminalContent,
+        TerminalOutput,
+        TextContent,
+        Tool,
+        ToolContent,
+        ToolContext,
+        ToolKind,
+        ToolOutcome,
+        ToolPreview,
+    )
+    from acp_bridge.tools._canonical import canonical_arguments
+    from acp_bridge.tools._command import RunCommand, command_prefix, shell_argv
+    from acp_bridge.tools._edit import EditFile, EditPlan, plan_edit
+    from acp_bridge.tools._files import ReadFile, WriteFile
+    from acp_bridge.tools._listing import ListDirectory
+    from acp_bridge.tools._media import media_from_json, media_parts, media_to_json
+    from acp_bridge.tools._mentions import MentionedFile, read_mentioned_file
+    from acp_bridge.tools._paths import WorkspacePath, resolve_path
+    from acp_bridge.tools._plan import UpdatePlan, plan_entries, stored_plan
+    from acp_bridge.tools._registry import ToolRegistry, default_tools
+    from acp_bridge.tools._search import SearchFiles
+    from acp_bridge.tools._stored import diff_from_stored, diff_to_stored
+    from acp_bridge.tools._text import ToolLimits
 
 __all__ = [
     "DiffContent",
@@ -83,3 +88,40 @@ __all__ = [
     "shell_argv",
     "stored_plan",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "_base": (
+            "DiffContent",
+            "EditorCapabilities",
+            "EditorClient",
+            "ExitStatus",
+            "Location",
+            "MediaContent",
+            "PlanEntry",
+            "TerminalContent",
+            "TerminalOutput",
+            "TextContent",
+            "Tool",
+            "ToolContent",
+            "ToolContext",
+            "ToolKind",
+            "ToolOutcome",
+            "ToolPreview",
+        ),
+        "_canonical": ("canonical_arguments",),
+        "_command": ("RunCommand", "command_prefix", "shell_argv"),
+        "_edit": ("EditFile", "EditPlan", "plan_edit"),
+        "_files": ("ReadFile", "WriteFile"),
+        "_listing": ("ListDirectory",),
+        "_media": ("media_from_json", "media_parts", "media_to_json"),
+        "_mentions": ("MentionedFile", "read_mentioned_file"),
+        "_paths": ("WorkspacePath", "resolve_path"),
+        "_plan": ("UpdatePlan", "plan_entries", "stored_plan"),
+        "_registry": ("ToolRegistry", "default_tools"),
+        "_search": ("SearchFiles",),
+        "_stored": ("diff_from_stored", "diff_to_stored"),
+        "_text": ("ToolLimits",),
+    },
+)

@@ -7,64 +7,69 @@ Side effects are keyed by meaning and recorded in the effect ledger (spec/effect
 The engine speaks `TurnUpdate`s to a `TurnSink`; it knows nothing of JSON-RPC.
 """
 
-from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall, TaggedEvent
-from acp_bridge.turn._budget import ContextBudget
-from acp_bridge.turn._compaction import (
-    SUMMARY_HEADER,
-    CompactionPlan,
-    CompactionRecord,
-    compacted_history,
-    estimate_overhead,
-    estimate_tokens,
-    plan_compaction,
-)
-from acp_bridge.turn._compactor import compact
-from acp_bridge.turn._effects import EFFECT_KEY_VERSION, EffectKey, EffectSteps, canonical_json
-from acp_bridge.turn._history import MISSING_RESULT, NO_REPLY, DroppedResult, repair_history
-from acp_bridge.turn._ledger import EffectLedger, EffectRecord, EffectState, LedgerUnavailable
-from acp_bridge.turn._permission import (
-    GateDecision,
-    PermissionGate,
-    PermissionMemory,
-    PermissionVerdict,
-    SessionMode,
-    permission_options,
-)
-from acp_bridge.turn._request import (
-    AttemptReport,
-    NoJournal,
-    StopReason,
-    TurnJournal,
-    TurnRequest,
-    TurnResult,
-    turn_id_for,
-)
-from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
-from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
-from acp_bridge.turn._runner import Turn, run_turn
-from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
-from acp_bridge.turn._summary import SUMMARY_SYSTEM, CompactionFailed
-from acp_bridge.turn._tool_tracker import ToolRun
-from acp_bridge.turn._updates import (
-    AgentText,
-    AgentThought,
-    AttemptUsage,
-    CompactionChunk,
-    CompactionShown,
-    PermissionDecision,
-    PermissionOption,
-    PermissionOptionKind,
-    PlanEntry,
-    PlanShown,
-    ResetMarker,
-    ToolCallChanged,
-    ToolCallShown,
-    ToolStatus,
-    TurnSink,
-    TurnUpdate,
-    UsageReport,
-    UserNotice,
-)
+from typing import TYPE_CHECKING
+
+from acp_bridge._exports import lazy_exports as _lazy_exports
+
+if TYPE_CHECKING:
+    from acp_bridge.turn._attempt import Attempt, AttemptState, ModelCall, TaggedEvent
+    from acp_bridge.turn._budget import ContextBudget
+    from acp_bridge.turn._compaction import (
+        SUMMARY_HEADER,
+        CompactionPlan,
+        CompactionRecord,
+        compacted_history,
+        estimate_overhead,
+        estimate_tokens,
+        plan_compaction,
+    )
+    from acp_bridge.turn._compactor import compact
+    from acp_bridge.turn._effects import EFFECT_KEY_VERSION, EffectKey, EffectSteps, canonical_json
+    from acp_bridge.turn._history import MISSING_RESULT, NO_REPLY, DroppedResult, repair_history
+    from acp_bridge.turn._ledger import EffectLedger, EffectRecord, EffectState, LedgerUnavailable
+    from acp_bridge.turn._permission import (
+        GateDecision,
+        PermissionGate,
+        PermissionMemory,
+        PermissionVerdict,
+        SessionMode,
+        permission_options,
+    )
+    from acp_bridge.turn._request import (
+        AttemptReport,
+        NoJournal,
+        StopReason,
+        TurnJournal,
+        TurnRequest,
+        TurnResult,
+        turn_id_for,
+    )
+    from acp_bridge.turn._reset import ChunkPresenter, message_id, thought_id
+    from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
+    from acp_bridge.turn._runner import Turn, run_turn
+    from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
+    from acp_bridge.turn._summary import SUMMARY_SYSTEM, CompactionFailed
+    from acp_bridge.turn._tool_tracker import ToolRun
+    from acp_bridge.turn._updates import (
+        AgentText,
+        AgentThought,
+        AttemptUsage,
+        CompactionChunk,
+        CompactionShown,
+        PermissionDecision,
+        PermissionOption,
+        PermissionOptionKind,
+        PlanEntry,
+        PlanShown,
+        ResetMarker,
+        ToolCallChanged,
+        ToolCallShown,
+        ToolStatus,
+        TurnSink,
+        TurnUpdate,
+        UsageReport,
+        UserNotice,
+    )
 
 __all__ = [
     "EFFECT_KEY_VERSION",
@@ -139,3 +144,67 @@ __all__ = [
     "thought_id",
     "turn_id_for",
 ]
+
+__getattr__, __dir__ = _lazy_exports(
+    __name__,
+    {
+        "_attempt": ("Attempt", "AttemptState", "ModelCall", "TaggedEvent"),
+        "_budget": ("ContextBudget",),
+        "_compaction": (
+            "SUMMARY_HEADER",
+            "CompactionPlan",
+            "CompactionRecord",
+            "compacted_history",
+            "estimate_overhead",
+            "estimate_tokens",
+            "plan_compaction",
+        ),
+        "_compactor": ("compact",),
+        "_effects": ("EFFECT_KEY_VERSION", "EffectKey", "EffectSteps", "canonical_json"),
+        "_history": ("MISSING_RESULT", "NO_REPLY", "DroppedResult", "repair_history"),
+        "_ledger": ("EffectLedger", "EffectRecord", "EffectState", "LedgerUnavailable"),
+        "_permission": (
+            "GateDecision",
+            "PermissionGate",
+            "PermissionMemory",
+            "PermissionVerdict",
+            "SessionMode",
+            "permission_options",
+        ),
+        "_request": (
+            "AttemptReport",
+            "NoJournal",
+            "StopReason",
+            "TurnJournal",
+            "TurnRequest",
+            "TurnResult",
+            "turn_id_for",
+        ),
+        "_reset": ("ChunkPresenter", "message_id", "thought_id"),
+        "_retry": ("GiveUp", "RetryDecision", "RetryPolicy", "TurnFailed"),
+        "_runner": ("Turn", "run_turn"),
+        "_store_file": ("StoreFileProblem", "file_problem", "newer_schema"),
+        "_summary": ("SUMMARY_SYSTEM", "CompactionFailed"),
+        "_tool_tracker": ("ToolRun",),
+        "_updates": (
+            "AgentText",
+            "AgentThought",
+            "AttemptUsage",
+            "CompactionChunk",
+            "CompactionShown",
+            "PermissionDecision",
+            "PermissionOption",
+            "PermissionOptionKind",
+            "PlanEntry",
+            "PlanShown",
+            "ResetMarker",
+            "ToolCallChanged",
+            "ToolCallShown",
+            "ToolStatus",
+            "TurnSink",
+            "TurnUpdate",
+            "UsageReport",
+            "UserNotice",
+        ),
+    },
+)

@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "acp_bridge"
 
 # What each layer may import from acp_bridge (besides itself and the shared leaf modules).
-SHARED = {"acp_bridge._json", "acp_bridge.errors", "acp_bridge"}
+SHARED = {"acp_bridge._json", "acp_bridge._exports", "acp_bridge.errors", "acp_bridge"}
 ALLOWED: dict[str, set[str]] = {
     "wire": set(),
     "jsonrpc": {"wire"},
