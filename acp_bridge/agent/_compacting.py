@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from acp_bridge._json import JsonObject, JsonValue
-from acp_bridge.agent._config import AgentConfig, SlashCommand
+from acp_bridge.agent._config import COMPACT_COMMAND, AgentConfig
 from acp_bridge.agent._live import LiveUpdates
 from acp_bridge.agent._session import Session
 from acp_bridge.providers import ToolSpec
@@ -32,12 +32,6 @@ from acp_bridge.turn import (
 )
 
 __all__ = ["COMPACT_COMMAND", "CompactCommand", "context_budget", "is_compact_command"]
-
-COMPACT_COMMAND = SlashCommand(
-    "compact",
-    "Summarise the older part of the conversation now, so the session keeps fitting the "
-    "model's context window",
-)
 
 
 def is_compact_command(blocks: Sequence[JsonObject]) -> bool:

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from acp_bridge.agent._auth import AuthOffer
 from acp_bridge.mcp import McpLimits
 from acp_bridge.providers import ModelInfo, ModelProvider
-from acp_bridge.tools import ToolRegistry, default_tools
 from acp_bridge.turn import RetryPolicy
 
-__all__ = ["AgentConfig", "SlashCommand"]
+if TYPE_CHECKING:
+    from acp_bridge.tools import ToolRegistry
+
+__all__ = ["COMPACT_COMMAND", "AgentConfig", "SlashCommand"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +24,15 @@ class SlashCommand:
 
     name: str
     description: str
+
+
+COMPACT_COMMAND = SlashCommand(
+    "compact",
+    "Summarise the older part of the conversation now, so the session keeps fitting the "
+    "model's context window",
+)
+"""`/compact` (COMPACT-007), offered for every provider: defined with the configuration so
+building it loads nothing of compaction (cold start)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +53,8 @@ class AgentConfig:
             then the workspace and the project instructions (spec/daily-use.md#instr-001).
         retry_policy: the turn engine's retry policy.
         commands: slash commands offered after session/new.
-        tools: the tools offered to the model.
+        tools: the tools offered to the model; None: `default_tools()`, built with the
+            prompt turns (after the first session is answered: cold start).
         context_window: the model's context window in tokens (the `context_window`
             setting); None: the known-models table, else a default (usage_update.size).
         model_info: what the user declared of each model (the `model_info` setting): what
@@ -66,7 +79,7 @@ class AgentConfig:
     system_prompt: str | None = None
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     commands: tuple[SlashCommand, ...] = ()
-    tools: ToolRegistry = field(default_factory=default_tools)
+    tools: ToolRegistry | None = None
     max_model_calls: int = 32
     context_window: int | None = None
     model_info: Mapping[str, ModelInfo] = field(default_factory=dict)

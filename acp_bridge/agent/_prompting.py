@@ -44,6 +44,7 @@ from acp_bridge.errors import InvalidRequest
 from acp_bridge.jsonrpc import Reply, RequestId, current_request_id
 from acp_bridge.providers import UserTurn
 from acp_bridge.sessions import TurnRecorder, TurnStart, TurnState
+from acp_bridge.tools import default_tools
 from acp_bridge.turn import StopReason, Turn, TurnFailed, TurnRequest
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class PromptTurns:
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
+        tools = conn.config.tools
+        self._tools = default_tools() if tools is None else tools
 
     async def session_prompt(self, params: JsonValue) -> Reply:
         request_id = current_request_id()
@@ -136,7 +139,7 @@ class PromptTurns:
         sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
-        tools = await conn.mcp.tools_for(session.session_id, config.tools)
+        tools = await conn.mcp.tools_for(session.session_id, self._tools)
         system = self._system_prompt(session)
         turn = TurnRequest(
             turn_id=start.turn_id,

@@ -12,13 +12,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
 from acp_bridge._json import JsonObject
-from acp_bridge.agent._live import LiveUpdates
 from acp_bridge.providers import Message
-from acp_bridge.turn import ContextBudget, PermissionMemory, SessionMode
+from acp_bridge.turn import PermissionMemory, SessionMode
+
+if TYPE_CHECKING:
+    from acp_bridge.agent._live import LiveUpdates
+    from acp_bridge.turn import ContextBudget
 
 __all__ = ["Session", "new_session_id"]
 
@@ -93,6 +97,8 @@ class Session:
         """The session's usage/notice/plan translator, kept across turns (its cumulative
         cost and context in use), following the session's current model."""
         if self.live is None:
+            from acp_bridge.agent._live import LiveUpdates  # with the first prompt
+
             self.live = LiveUpdates(self.model)
         self.live.model = self.model
         self.live.notices = notices

@@ -37,7 +37,7 @@ DEFAULT_SYSTEM_PROMPT = (
 def build_config(settings: BridgeSettings, trace: TraceWriter | None = None) -> AgentConfig:
     """The agent's configuration for these settings (no I/O beyond reading a script file)."""
     from acp_bridge.agent import AgentConfig, SlashCommand
-    from acp_bridge.agent._compacting import COMPACT_COMMAND
+    from acp_bridge.agent._config import COMPACT_COMMAND
     from acp_bridge.turn import RetryPolicy
 
     commands: tuple[SlashCommand, ...] = ()
