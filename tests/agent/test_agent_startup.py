@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_schema import schema_path
+from acp_schema import AgentWireValidator, schema_path
 from hypothesis import given
 from hypothesis import strategies as st
+from subprocess_util import LineProcess, isolated_env
 
 from acp_bridge import protocol as acp
 from acp_bridge.agent import editor_capabilities
@@ -32,6 +33,7 @@ from acp_bridge.agent._light import (
     prompt_response_wire,
     session_info_update_wire,
 )
+from acp_bridge.agent._live import usage_wire
 from acp_bridge.agent._options import (
     config_options,
     config_options_wire,
@@ -257,3 +259,150 @@ def test_every_command_leaves_the_collector_on(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["--version"])
     assert gc.isenabled()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=8,
+)
+
+
+@pytest.mark.requirement("STARTUP-005")
+@given(
+    used=st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 2**64 - 1])),
+    size=st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 2**64 - 1])),
+    cost=st.one_of(
+        st.none(), st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**53), 2**53)
+    ),
+    meta=st.dictionaries(st.text(max_size=6), json_values, max_size=3),
+)
+def test_the_usage_update_builder_writes_what_to_wire_writes(
+    used: int, size: int, cost: float | None, meta: dict[str, Any]
+) -> None:
+    """`usage_wire` (the turn's usage_update without pydantic) against the model, over the
+    schema's whole uint64 range, any finite cost and any `_meta`."""
+    fields: dict[str, Any] = {"used": used, "size": size, "field_meta": {"acpBridge": meta}}
+    if cost is not None:
+        fields["cost"] = acp.Cost(amount=cost, currency="USD")
+    _same_bytes(usage_wire(used, size, cost, meta), acp.to_wire(acp.UsageUpdate(**fields)))
+
+
+# Records, inside a real `python -m acp_bridge`, which modules were loaded when it wrote the
+# session/new response, the first agent_message_chunk and the prompt response: os.write is
+# the stdio transport's only way out, so the snapshot is taken exactly before those bytes.
+_PROBE = """
+import json, os, sys
+MARKS = {"session/new": (b'"result"', b'"sessionId"'), "first chunk": (b"agent_message_chunk",),
+         "prompt response": (b'"stopReason"',)}
+seen = {}
+real_write = os.write
+
+def write(fd, data):
+    chunk = bytes(data)
+    for mark, needles in MARKS.items():
+        if mark not in seen and all(n in chunk for n in needles):
+            seen[mark] = sorted(sys.modules)
+    return real_write(fd, data)
+
+os.write = write
+import atexit
+atexit.register(lambda: open(sys.argv[1], "w").write(json.dumps(seen)))
+from acp_bridge.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded_at(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """A first session and prompt of the real agent (scripted provider), as an editor sends
+    them; what was imported at each of its answers."""
+    tmp = tmp_path_factory.mktemp("startup")
+    out = tmp / "modules.json"
+    argv = [sys.executable, "-c", _PROBE, str(out), "--state-dir", str(tmp / "state")]
+    validator = AgentWireValidator(strict_roots=True)
+    with LineProcess(argv, env=isolated_env(tmp / "home"), wait=120) as agent:
+
+        def send(request_id: int, method: str, params: dict[str, Any]) -> None:
+            request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            validator.note_client_message(request)
+            agent.send(request)
+
+        def answer(request_id: int) -> dict[str, Any]:
+            while True:
+                message = agent.read_message()
+                validator.check(message)
+                if message.get("id") == request_id:
+                    assert "result" in message, message
+                    return message["result"]  # type: ignore[no-any-return]
+
+        caps = {"fs": {"readTextFile": True}}
+        send(1, "initialize", {"protocolVersion": 1, "clientCapabilities": caps})
+        answer(1)
+        send(2, "session/new", {"cwd": str(tmp), "mcpServers": []})
+        session_id = answer(2)["sessionId"]
+        prompt = [{"type": "text", "text": "hello"}]
+        send(3, "session/prompt", {"sessionId": session_id, "prompt": prompt})
+        assert answer(3)["stopReason"] == "end_turn"
+        agent.close_stdin()
+        agent.read_to_eof()
+        assert agent.process.wait(timeout=60) == 0, agent.stderr_text()
+    loaded: dict[str, list[str]] = json.loads(out.read_text())
+    assert sorted(loaded) == ["first chunk", "prompt response", "session/new"]
+    return loaded
+
+
+PROMPT_PATH = (
+    "acp_bridge.agent._prompting",
+    "acp_bridge.turn._runner",
+    "acp_bridge.turn._model_call",
+    "acp_bridge.tools._registry",
+    "acp_bridge.tools._search",
+    "acp_bridge.tools._command",
+)
+
+
+@pytest.mark.requirement("STARTUP-004")
+def test_session_new_is_answered_before_the_prompt_path_loads(
+    loaded_at: dict[str, list[str]],
+) -> None:
+    at_new = set(loaded_at["session/new"])
+    assert at_new.isdisjoint(PROMPT_PATH), sorted(at_new & set(PROMPT_PATH))
+    mcp = sorted(
+        m for m in at_new if m.startswith("acp_bridge.mcp.") and m != "acp_bridge.mcp._limits"
+    )
+    assert mcp == []  # no MCP servers: nothing of MCP but its limits
+    assert set(PROMPT_PATH) <= set(loaded_at["first chunk"])  # loaded for the prompt
+
+
+@pytest.mark.requirement("STARTUP-001")
+@pytest.mark.requirement("STARTUP-005")
+def test_a_first_text_turn_loads_neither_pydantic_nor_the_models(
+    loaded_at: dict[str, list[str]],
+) -> None:
+    heavy = ("pydantic", "pydantic_core", "acp_bridge.protocol", "httpx", "mcp")
+    for mark, modules in loaded_at.items():
+        assert [m for m in modules if m.split(".")[0] in heavy or m.startswith(heavy)] == [], mark
+
+
+@pytest.mark.requirement("STARTUP-006")
+def test_the_http_stack_asks_for_the_async_library_without_an_import_each_time() -> None:
+    """httpcore imports sniffio at every request; a failed import is not cached (each one
+    searches sys.path again), so sniffio is a dependency and the import is a dict lookup."""
+    probe = """
+import sys, anyio
+from httpcore._synchronization import current_async_library
+
+attempts = []
+
+async def main():
+    current_async_library()  # the first one may load it
+    sys.addaudithook(lambda event, args: event == "import" and attempts.append(args[0]))
+    names = {current_async_library() for _ in range(5)}
+    print(repr((names, [a for a in attempts if a == "sniffio"])))
+
+anyio.run(main)
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == repr(({"asyncio"}, []))
