@@ -2,43 +2,64 @@
 
 A package `__init__` that imports every submodule makes importing any one of them import the
 whole package: the session store needs two of the turn engine's modules, not its runner. For
-cold start (STARTUP-001) the big packages instead name their exports in `__all__`, map each to
-its private module, and import that module on the first read of a name:
+cold start (STARTUP-001, STARTUP-004) the big packages import their names for type checkers
+only, and `lazy_exports` imports the module of a name on its first read:
 
     from acp_bridge._exports import lazy_exports as _lazy_exports
 
     if TYPE_CHECKING:
-        from acp_bridge.turn._ledger import EffectLedger   # what type checkers see
+        from acp_bridge.turn._ledger import EffectLedger
     __all__ = ["EffectLedger"]
-    __getattr__, __dir__ = _lazy_exports(__name__, {"_ledger": ("EffectLedger",)})
+    __getattr__, __dir__ = _lazy_exports(__name__)
 
-tests/meta/test_meta_layers.py reads every name of every `__all__`, so a name mapped to the
-wrong module fails there.
+The `if TYPE_CHECKING:` imports are the one list of where each name lives: the type checker
+checks them, and `lazy_exports` reads them from the package's source (a fraction of a
+millisecond). tests/meta/test_meta_layers.py reads every name of every `__all__`.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(
-    package: str, homes: Mapping[str, tuple[str, ...]]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """`__getattr__` and `__dir__` for `package`, whose names live in the private modules
-    `homes` maps to them (module name relative to the package -> the names it defines)."""
-    where = {name: module for module, names in homes.items() for name in names}
+def _homes(package: str) -> dict[str, str]:
+    """Each name the package's `if TYPE_CHECKING:` block imports from one of its own
+    modules -> that module."""
+    module = sys.modules[package]
+    loader = module.__spec__.loader if module.__spec__ else None
+    source = loader.get_source(package) if loader and hasattr(loader, "get_source") else None
+    if source is None:
+        raise ImportError(f"{package} exports its names lazily and needs its source to do so")
+    homes: dict[str, str] = {}
+    blocks = [
+        node.body
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    for statement in (s for block in blocks for s in block):
+        if isinstance(statement, ast.ImportFrom) and f"{statement.module}".startswith(
+            f"{package}."
+        ):
+            homes.update((a.asname or a.name, f"{statement.module}") for a in statement.names)
+    return homes
+
+
+def lazy_exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """`__getattr__` and `__dir__` for `package` (call it from the package's `__init__`)."""
+    where = _homes(package)
     namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:
-        module = where.get(name)
-        if module is None:
+        home = where.get(name)
+        if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        value = getattr(importlib.import_module(home), name)
         namespace[name] = value  # the next read is an ordinary attribute
         return value
 

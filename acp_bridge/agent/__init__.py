@@ -30,14 +30,4 @@ __all__ = [
     "serve",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "_agent": ("Agent",),
-        "_config": ("AgentConfig", "SlashCommand"),
-        "_editor": ("PeerEditorClient", "editor_capabilities"),
-        "_options": ("MODEL_OPTION",),
-        "_serve": ("serve",),
-        "_session": ("Session",),
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -37,15 +37,4 @@ __all__ = [
     "result_outcome",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "_connection": ("OutcomeUnknown", "ServerConnection", "ServerSpec"),
-        "_content": ("MEDIA_BUDGET", "MalformedResult", "result_outcome"),
-        "_names": ("MAX_TOOL_NAME", "offered_name"),
-        "_schema": ("SchemaRejected", "offered_schema"),
-        "_limits": ("McpLimits",),
-        "_servers": ("SessionServers",),
-        "_tool": ("McpTool", "McpToolInfo", "ServerCaller"),
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)

@@ -89,39 +89,4 @@ __all__ = [
     "stored_plan",
 ]
 
-__getattr__, __dir__ = _lazy_exports(
-    __name__,
-    {
-        "_base": (
-            "DiffContent",
-            "EditorCapabilities",
-            "EditorClient",
-            "ExitStatus",
-            "Location",
-            "MediaContent",
-            "PlanEntry",
-            "TerminalContent",
-            "TerminalOutput",
-            "TextContent",
-            "Tool",
-            "ToolContent",
-            "ToolContext",
-            "ToolKind",
-            "ToolOutcome",
-            "ToolPreview",
-        ),
-        "_canonical": ("canonical_arguments",),
-        "_command": ("RunCommand", "command_prefix", "shell_argv"),
-        "_edit": ("EditFile", "EditPlan", "plan_edit"),
-        "_files": ("ReadFile", "WriteFile"),
-        "_listing": ("ListDirectory",),
-        "_media": ("media_from_json", "media_parts", "media_to_json"),
-        "_mentions": ("MentionedFile", "read_mentioned_file"),
-        "_paths": ("WorkspacePath", "resolve_path"),
-        "_plan": ("UpdatePlan", "plan_entries", "stored_plan"),
-        "_registry": ("ToolRegistry", "default_tools"),
-        "_search": ("SearchFiles",),
-        "_stored": ("diff_from_stored", "diff_to_stored"),
-        "_text": ("ToolLimits",),
-    },
-)
+__getattr__, __dir__ = _lazy_exports(__name__)
