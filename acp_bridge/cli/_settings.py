@@ -11,7 +11,6 @@ config file, so they never land in shell history or a committed file.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,14 +91,18 @@ class BridgeSettings:
 
 def _load_file(path: Path, explicit: bool) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        handle = path.open("rb")
     except FileNotFoundError:
         if explicit:
             raise SettingsError(f"config file not found: {path}") from None
         return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
+    import tomllib  # only when there is a file to read (cold start)
+
+    with handle:
+        try:
+            data = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"config file {path} is not valid TOML: {exc}") from None
     unknown = sorted(set(data) - _FILE_KEYS)
     if unknown:
         raise SettingsError(
