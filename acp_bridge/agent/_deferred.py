@@ -8,6 +8,9 @@ prompt or a cancel that comes first loads them itself.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from acp_bridge._json import JsonValue
@@ -20,6 +23,21 @@ if TYPE_CHECKING:
 __all__ = ["DeferredPrompts"]
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while modules load, then what they made is frozen out of the
+    collector's generations, as for the rest of the start (STARTUP-003, cli/_run.py)."""
+    if not gc.isenabled():  # the caller manages the collector (the start path does)
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 class DeferredPrompts:
     """`PromptTurns` of one connection, built on first need."""
 
@@ -29,7 +47,8 @@ class DeferredPrompts:
 
     def load(self) -> PromptTurns:
         if self._turns is None:
-            from acp_bridge.agent._prompting import PromptTurns
+            with _collector_paused():
+                from acp_bridge.agent._prompting import PromptTurns
 
             self._turns = PromptTurns(self._conn)
         return self._turns
