@@ -89,10 +89,12 @@ def _cpu_at_exit(process: subprocess.Popen[bytes], deadline: float) -> float:
         time.sleep(0.005)  # a poll of the benchmark's own child, not a test wait
 
 
-def measure(argv: list[str], cwd: str, timeout: float) -> dict[str, float]:
+def measure(
+    argv: list[str], cwd: str, timeout: float, run_in: str | None = None
+) -> dict[str, float]:
     start = time.perf_counter()
     process = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=run_in
     )
     assert process.stdin is not None
     marks: dict[str, float] = {}
@@ -148,30 +150,55 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--compare",
+        metavar="CHECKOUT",
+        help="also run the acp-bridge of another checkout (e.g. main before a change), "
+        "interleaved with the others: its ratios to the SDK agent are printed too",
+    )
     args = parser.parse_args()
     python = sys.executable
     compile_agents(python)  # as pip leaves an installed wheel (benchmarks/_bytecode.py)
+    where: dict[str, str | None] = {}
+    if args.compare:  # `python -m acp_bridge` run from the checkout imports its package
+        where["acp-bridge@compare"] = str(Path(args.compare).resolve())
+        subprocess.run(
+            [
+                python,
+                "-c",
+                "import compileall, sys; compileall.compile_dir(sys.argv[1], quiet=2)",
+                str(Path(args.compare) / "acp_bridge"),
+            ],
+            check=True,
+            timeout=300,
+        )
     with tempfile.TemporaryDirectory(prefix="bench-session-start-") as tmp:
         targets = {
             "acp-bridge": [python, "-m", "acp_bridge", "--state-dir", f"{tmp}/state"],
             "sdk-echo-agent": [python, str(HERE / "_sdk_echo_agent.py")],
         }
+        for name in where:
+            targets[name] = [python, "-m", "acp_bridge", "--state-dir", f"{tmp}/{name}"]
         samples: dict[str, dict[str, list[float]]] = {
             name: {mark: [] for mark in (*TARGETS, "cpu")} for name in targets
         }
         names = list(targets)
         for _ in range(args.warmup):
             for name in names:
-                measure(targets[name], tmp, args.timeout)
+                measure(targets[name], tmp, args.timeout, where.get(name))
         for run in range(args.runs):
-            for name in names[run % 2 :] + names[: run % 2]:
-                for mark, value in measure(targets[name], tmp, args.timeout).items():
+            turn = run % len(names)
+            for name in names[turn:] + names[:turn]:
+                measured = measure(targets[name], tmp, args.timeout, where.get(name))
+                for mark, value in measured.items():
                     samples[name][mark].append(value * 1000)
     medians = {
         n: {m: statistics.median(v) for m, v in marks.items()} for n, marks in samples.items()
     }
-    ratios = {
-        m: medians["acp-bridge"][m] / medians["sdk-echo-agent"][m] for m in (*TARGETS, "cpu")
+    ratios = {m: medians["acp-bridge"][m] / medians["sdk-echo-agent"][m] for m in (*TARGETS, "cpu")}
+    compared = {
+        name: {m: medians[name][m] / medians["sdk-echo-agent"][m] for m in (*TARGETS, "cpu")}
+        for name in where
     }
     if args.json:
         print(
@@ -180,6 +207,7 @@ def main() -> int:
                     "runs": args.runs,
                     "mediansMs": medians,
                     "ratios": ratios,
+                    "comparedRatios": compared,
                     "targets": TARGETS,
                     "samplesMs": samples,
                 },
@@ -200,6 +228,9 @@ def main() -> int:
         f"{'cpu (run)':14}{bridge_cpu:12.1f}{sdk_cpu:16.1f}{ratios['cpu']:8.2f}"
         "  (user+sys of the whole run, to the prompt response; less load-dependent)"
     )
+    for name, theirs in compared.items():
+        figures = ", ".join(f"{m} {theirs[m]:.2f}" for m in (*TARGETS, "cpu"))
+        print(f"{name} ({where[name]}) / sdk-echo-agent: {figures}")
     return 0
 
 
