@@ -384,25 +384,3 @@ def test_a_first_text_turn_loads_neither_pydantic_nor_the_models(
     for mark, modules in loaded_at.items():
         assert [m for m in modules if m.split(".")[0] in heavy or m.startswith(heavy)] == [], mark
 
-
-@pytest.mark.requirement("STARTUP-006")
-def test_the_http_stack_asks_for_the_async_library_without_an_import_each_time() -> None:
-    """httpcore imports sniffio at every request; a failed import is not cached (each one
-    searches sys.path again), so sniffio is a dependency and the import is a dict lookup."""
-    probe = """
-import sys, anyio
-from httpcore._synchronization import current_async_library
-
-attempts = []
-
-async def main():
-    current_async_library()  # the first one may load it
-    sys.addaudithook(lambda event, args: event == "import" and attempts.append(args[0]))
-    names = {current_async_library() for _ in range(5)}
-    print(repr((names, [a for a in attempts if a == "sniffio"])))
-
-anyio.run(main)
-"""
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == repr(({"asyncio"}, []))
