@@ -30,7 +30,11 @@ import anyio
 
 from acp_bridge.client import WireMessage, spawn_bridge
 
-_TEXT_KINDS = {"agent_message_chunk": "agent", "agent_thought_chunk": "thought"}
+_TEXT_KINDS = {
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+    "compaction_summary_chunk": "compaction summary",
+}
 _SHORT = 160
 
 
@@ -62,6 +66,13 @@ def describe(update: Mapping[str, Any]) -> str:
         )
         raw = update.get("rawInput")
         return line + (f" {_short(json.dumps(raw), 100)}" if raw and kind == "tool_call" else "")
+    if kind == "compaction_update":
+        meta = _meta(update).get("acpBridge", {})
+        return f"compaction {update.get('status')}: " + ", ".join(
+            f"{key} {value}" for key, value in meta.items()
+        )
+    if kind == "notice":
+        return f"notice ({update.get('severity')}): {update.get('title')}"
     if kind == "usage_update":
         return f"usage: {update.get('used')} of {update.get('size')} tokens"
     if kind == "user_message_chunk":
