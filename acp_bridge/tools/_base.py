@@ -220,6 +220,9 @@ class ToolContext:
         effect_key: the effect key of this call (run only; see spec/effect-keys.md).
         report: sends interim content to the editor while the tool runs (e.g. the
             embedded terminal as soon as it exists).
+        memo: what a call's preview leaves for its run, keyed by tool name (the engine
+            previews and runs a call with one context, copied with `dataclasses.replace`,
+            which keeps this dict): an edit's run reuses the texts its preview computed.
     """
 
     session_id: str
@@ -229,6 +232,7 @@ class ToolContext:
     effect_key: str | None = None
     report: Callable[[tuple[ToolContent, ...]], Awaitable[None]] | None = None
     extra: dict[str, JsonValue] = field(default_factory=dict)
+    memo: dict[str, object] = field(default_factory=dict)
 
 
 class Tool(Protocol):

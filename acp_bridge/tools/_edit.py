@@ -13,7 +13,9 @@ Idempotent on its own (TOOLS-009), so a replay after a crash never applies an ed
 - a deletion (empty `new_text`) leaves nothing to recognise: replayed, it fails as not found.
 The file's line endings are kept: when the file uses CRLF and the texts do not match as
 given, their CRLF form is tried. The preview computes the whole-file diff before approval
-(TOOLS-007); the run reads the file again and applies the same rule to what is there then.
+(TOOLS-007); the run applies the same rule to what the file holds then: when that is still
+what the preview read (compared a slice at a time on the local disk), the preview's texts are
+reused, so a big file's edit holds one old and one new text, not two of each (issue 15.5).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from acp_bridge.tools._base import (
 from acp_bridge.tools._fs import read_existing, write_text
 from acp_bridge.tools._paths import WorkspacePath, resolve_path
 from acp_bridge.tools._text import ToolLimits
+from acp_bridge.tools._unchanged import still_holds
 
 __all__ = ["EditFile", "EditPlan", "plan_edit"]
 
@@ -99,7 +102,8 @@ def _plan_exact(text: str, old_text: str, new_text: str) -> EditPlan | int:
             return EditPlan(text, _line_of(text, start), already_applied=True)
     if len(olds) == 1:
         at = olds[0]
-        edited = text[:at] + new_text + text[at + len(old_text) :]
+        # The one occurrence, replaced in a single copy (slices joined would make two more).
+        edited = text.replace(old_text, new_text, 1)
         return EditPlan(edited, _line_of(text, at), already_applied=False)
     if not olds and len(news) == 1:
         return EditPlan(text, _line_of(text, news[0]), already_applied=True)
@@ -128,6 +132,17 @@ def plan_edit(text: str, old_text: str, new_text: str, *, display: str) -> EditP
         f"old_text appears {plan} times in {display}; include more surrounding lines in "
         "old_text so that it matches exactly once"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Previewed:
+    """What a call's preview computed, left in `ToolContext.memo` for its run."""
+
+    path: str
+    old_text: str
+    new_text: str
+    current: str
+    plan: EditPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +175,35 @@ class EditFile:
             raise ToolError(f"{where.display}: no such file; use write_file to create it")
         return where, current, plan_edit(current, old_text, new_text, display=where.display)
 
+    async def _replan(
+        self, arguments: JsonObject, ctx: ToolContext
+    ) -> tuple[WorkspacePath, str, EditPlan]:
+        """The preview's plan when the file still holds what it read, else a fresh one."""
+        previewed = ctx.memo.pop(self.name, None)
+        if isinstance(previewed, _Previewed):
+            where = resolve_path(required_str(arguments, "path"), ctx)
+            same_call = (str(where.path), previewed.old_text, previewed.new_text) == (
+                previewed.path,
+                required_str(arguments, "old_text", allow_empty=True),
+                required_str(arguments, "new_text", allow_empty=True),
+            )
+            if same_call and await still_holds(
+                ctx, where, previewed.current, max_bytes=self.limits.max_file_bytes
+            ):
+                return where, previewed.current, previewed.plan
+            del previewed  # the file changed: its texts are not kept beside the new ones
+        return await self._plan(arguments, ctx)
+
     async def preview(self, arguments: JsonObject, ctx: ToolContext) -> ToolPreview:
         where, current, plan = await self._plan(arguments, ctx)
         path = str(where.path)
+        ctx.memo[self.name] = _Previewed(
+            path,
+            required_str(arguments, "old_text", allow_empty=True),
+            required_str(arguments, "new_text", allow_empty=True),
+            current,
+            plan,
+        )
         if plan.already_applied:
             shown: tuple[DiffContent | TextContent, ...] = (
                 TextContent(f"This edit is already applied to {where.display}."),
@@ -179,7 +220,7 @@ class EditFile:
         )
 
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
-        where, current, plan = await self._plan(arguments, ctx)
+        where, current, plan = await self._replan(arguments, ctx)
         path = str(where.path)
         if plan.already_applied:
             return ToolOutcome(

@@ -64,9 +64,16 @@ def _decode(data: bytes, where: WorkspacePath) -> str:
         raise ToolError(f"{where.display} is not UTF-8 text") from None
 
 
+def _read_decoded(where: WorkspacePath, max_bytes: int) -> list[str | None]:
+    data = read_local(where, max_bytes)
+    return [None if data is None else _decode(data, where)]
+
+
 async def _read_local(where: WorkspacePath, max_bytes: int) -> str | None:
-    data = await anyio.to_thread.run_sync(read_local, where, max_bytes)
-    return None if data is None else _decode(data, where)
+    # Decoded in the thread, and handed over in a box emptied here: a worker thread keeps its
+    # last result until its next job, which held a big file's bytes (issue 15 item 5).
+    box = await anyio.to_thread.run_sync(_read_decoded, where, max_bytes)
+    return box.pop()
 
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:

@@ -35,10 +35,17 @@ from acp_bridge.errors import ToolError
 from acp_bridge.tools._beneath import components, open_child, walk_beneath
 from acp_bridge.tools._paths import WorkspacePath
 
-__all__ = ["ensure_parents", "list_local", "probe_local", "read_local", "write_local"]
+__all__ = [
+    "ensure_parents",
+    "list_local",
+    "open_regular",
+    "probe_local",
+    "read_local",
+    "write_local",
+]
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_SLICE = 1 << 20  # characters encoded at a time when writing
+_SLICE = 256 * 1024  # characters encoded at a time when writing (about 3 slices alive)
 _CHANGED = "it changed after the path was checked; nothing was {}"
 
 
@@ -140,22 +147,42 @@ def _links(where: WorkspacePath, count: int, action: str) -> ToolError:
     )
 
 
-def read_local(where: WorkspacePath, max_bytes: int) -> bytes | None:
-    """The file's bytes, or None when there is no such file (WS-LINK-002, WS-RACE-001)."""
+def open_regular(where: WorkspacePath, max_bytes: int) -> tuple[int, int] | None:
+    """The file opened for reading and its size, or None when there is no such file; refused
+    unless it is a regular file with one link of at most `max_bytes` (WS-LINK-002)."""
     fd = _open_file(where)
     if fd is None:
         return None
+    problem: ToolError | None = None
     try:
         status = os.fstat(fd)
+    except OSError as error:
+        problem = ToolError(f"cannot read {where.display}: {error.strerror or error}")
+    else:
         if stat.S_ISDIR(status.st_mode):
-            raise ToolError(f"{where.display} is a directory; use list_directory")
-        if not stat.S_ISREG(status.st_mode):
-            raise ToolError(f"{where.display} is not a regular file; only text files can be used")
-        if status.st_nlink > 1:
-            raise _links(where, status.st_nlink, "read")
-        if status.st_size > max_bytes:
-            raise _too_big(where, status.st_size, max_bytes)
-        chunks = [os.read(fd, status.st_size + 1)]
+            problem = ToolError(f"{where.display} is a directory; use list_directory")
+        elif not stat.S_ISREG(status.st_mode):
+            problem = ToolError(
+                f"{where.display} is not a regular file; only text files can be used"
+            )
+        elif status.st_nlink > 1:
+            problem = _links(where, status.st_nlink, "read")
+        elif status.st_size > max_bytes:
+            problem = _too_big(where, status.st_size, max_bytes)
+    if problem is not None:
+        os.close(fd)
+        raise problem
+    return fd, status.st_size
+
+
+def read_local(where: WorkspacePath, max_bytes: int) -> bytes | None:
+    """The file's bytes, or None when there is no such file (WS-LINK-002, WS-RACE-001)."""
+    opened = open_regular(where, max_bytes)
+    if opened is None:
+        return None
+    fd, size = opened
+    try:
+        chunks = [os.read(fd, size + 1)]
         size = len(chunks[0])
         while chunks[-1] and size <= max_bytes:  # the file grew, or a short read
             chunks.append(os.read(fd, min(max_bytes + 1 - size, 1 << 20)))

@@ -12,11 +12,14 @@ from acp_bridge.wire._framing import (
     encode,
     loads,
 )
+from acp_bridge.wire._pieces import BIG_STRING_CHARS, PIECE_CHARS, encode_pieces, streamable
 from acp_bridge.wire._stdio import ClaimedStdio, StdioTransport, open_stdio
 from acp_bridge.wire._transport import MemoryTransport, Transport, create_memory_pair
 
 __all__ = [
+    "BIG_STRING_CHARS",
     "DEFAULT_MAX_LINE_BYTES",
+    "PIECE_CHARS",
     "BadFrame",
     "ClaimedStdio",
     "Decoded",
@@ -27,6 +30,8 @@ __all__ = [
     "Transport",
     "create_memory_pair",
     "encode",
+    "encode_pieces",
     "loads",
     "open_stdio",
+    "streamable",
 ]

@@ -1,0 +1,129 @@
+"""An edit of a big file holds its old and new text once (issue 15 item 5, PERF-BIG-005).
+
+The run reuses the texts its preview computed when the file still holds what the preview
+read (compared a slice at a time, never read whole again), and a worker thread never keeps a
+file's bytes alive after they were decoded. Measured with tracemalloc, structurally: the
+edit's peak traced growth as a multiple of the file's size, never a timing.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acp_bridge.tools import DiffContent, EditFile
+from acp_bridge.tools._paths import resolve_path
+from acp_bridge.tools._unchanged import local_holds
+
+pytestmark = pytest.mark.anyio
+
+SIZE = 6_000_000
+ARGUMENTS = {"path": "big.txt", "old_text": "NEEDLE_LINE", "new_text": "EDITED_LINE"}
+
+
+def _write_big(path: Path) -> None:
+    line = "this is an ordinary line of a big file, numbered {:08d}\n"
+    count = SIZE // len(line.format(0))
+    lines = [line.format(n) for n in range(count)]
+    lines[count // 2] = "NEEDLE_LINE\n"
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+@pytest.fixture
+def traced() -> Iterator[None]:
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        yield
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+
+
+@pytest.mark.requirement("PERF-BIG-005")
+async def test_a_big_edit_holds_its_old_and_new_text_once(
+    workspace: Path, make_ctx, traced: None
+) -> None:
+    big = workspace / "big.txt"
+    _write_big(big)
+    size = big.stat().st_size
+    tool = EditFile()
+    ctx = make_ctx()
+    start = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    preview = await tool.preview(ARGUMENTS, ctx)
+    outcome = await tool.run(ARGUMENTS, ctx)
+    peak = tracemalloc.get_traced_memory()[1] - start
+    assert outcome.ok
+    assert "EDITED_LINE" in big.read_text(encoding="utf-8")
+    (shown,) = preview.content
+    (done,) = outcome.content
+    assert isinstance(shown, DiffContent)
+    assert isinstance(done, DiffContent)
+    # The run's diff is the preview's: the very same texts, not equal copies.
+    assert done.new_text is shown.new_text
+    assert done.old_text is shown.old_text
+    # Old and new text (2x), plus slices of a few 100 KB while comparing and writing; reading
+    # the file again whole, or a thread keeping its bytes, would add 2-3x the file.
+    assert peak <= 2.5 * size, f"peak {peak / size:.2f}x the file"
+
+
+@pytest.mark.requirement("PERF-BIG-005")
+async def test_a_file_changed_after_the_preview_is_edited_as_it_is_then(
+    workspace: Path, make_ctx
+) -> None:
+    target = workspace / "notes.txt"
+    target.write_text("one\nNEEDLE_LINE\nthree\n", encoding="utf-8")
+    tool = EditFile()
+    ctx = make_ctx()
+    preview = await tool.preview({**ARGUMENTS, "path": "notes.txt"}, ctx)
+    target.write_text("zero\none\nNEEDLE_LINE\nthree\n", encoding="utf-8")  # changed meanwhile
+    outcome = await tool.run({**ARGUMENTS, "path": "notes.txt"}, ctx)
+    assert target.read_text(encoding="utf-8") == "zero\none\nEDITED_LINE\nthree\n"
+    assert outcome.content != preview.content  # so the completed update shows the real diff
+    (done,) = outcome.content
+    assert isinstance(done, DiffContent)
+    assert done.old_text == "zero\none\nNEEDLE_LINE\nthree\n"
+    assert outcome.raw_output == {"path": str(target), "status": "applied", "line": 3}
+
+
+@pytest.mark.requirement("PERF-BIG-005")
+async def test_another_call_with_the_same_context_is_planned_afresh(
+    workspace: Path, make_ctx
+) -> None:
+    (workspace / "notes.txt").write_text("a\nNEEDLE_LINE\nb\n", encoding="utf-8")
+    tool = EditFile()
+    ctx = make_ctx()
+    await tool.preview({**ARGUMENTS, "path": "notes.txt"}, ctx)
+    other = {"path": "notes.txt", "old_text": "a\n", "new_text": "A\n"}
+    outcome = await tool.run(other, ctx)  # not the previewed call: its plan is not reused
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "A\nNEEDLE_LINE\nb\n"
+    assert outcome.ok
+
+
+@pytest.mark.requirement("PERF-BIG-005")
+@pytest.mark.parametrize(
+    ("on_disk", "expected", "same"),
+    [
+        ("héllo\n" * 300_000, "héllo\n" * 300_000, True),  # several 1 MB slices, not ASCII
+        ("héllo\n" * 300_000, "héllo\n" * 299_999, False),  # the file is longer
+        ("héllo\n" * 299_999, "héllo\n" * 300_000, False),  # the file is shorter
+        ("héllo\n" * 300_000, "héllo\n" * 150_000 + "hallo\n" * 150_000, False),
+        ("", "", True),
+    ],
+)
+async def test_the_unchanged_check_compares_every_byte(
+    workspace: Path, make_ctx, on_disk: str, expected: str, same: bool
+) -> None:
+    (workspace / "file.txt").write_text(on_disk, encoding="utf-8")
+    where = resolve_path("file.txt", make_ctx())
+    assert local_holds(where, expected, 1 << 30) is same
+
+
+@pytest.mark.requirement("PERF-BIG-005")
+async def test_a_missing_file_is_not_unchanged(workspace: Path, make_ctx) -> None:
+    assert local_holds(resolve_path("gone.txt", make_ctx()), "", 1 << 30) is False
