@@ -98,34 +98,38 @@ class SessionLifecycle:
         return announce
 
     async def session_load(self, params: JsonValue) -> Reply:
-        request = acp.from_wire(acp.LoadSessionRequest, params)
-        return await self._reopen(request, acp.LoadSessionResponse, replay=True)
+        return await self._reopen(params, replay=True)
 
     async def session_resume(self, params: JsonValue) -> Reply:
-        request = acp.from_wire(acp.ResumeSessionRequest, params)
-        return await self._reopen(request, acp.ResumeSessionResponse, replay=False)
+        return await self._reopen(params, replay=False)
 
-    async def _reopen(
-        self,
-        request: acp.LoadSessionRequest | acp.ResumeSessionRequest,
-        response_type: type[acp.LoadSessionResponse] | type[acp.ResumeSessionResponse],
-        *,
-        replay: bool,
-    ) -> Reply:
-        """session/load (replay first) and session/resume (no replay): same answer after."""
+    async def _reopen(self, params: JsonValue, *, replay: bool) -> Reply:
+        """session/load (replay first) and session/resume (no replay): same answer after.
+        The usual request (no MCP servers) is read without the models and the answer built
+        directly, as for session/new: the first replayed update waits for no model to be
+        built, nor for the ACP models to be imported (PERF-LOAD-004)."""
         conn = self._conn
-        session = await self._open(
-            request.session_id,
-            request.cwd,
-            request.additional_directories,
-            request.mcp_servers,
-            replay=replay,
-        )
-        response = response_type(
-            modes=conn.modes(session), config_options=conn.config_options(session)
-        )
-        conn.mcp.start(session.session_id, request.mcp_servers, session.roots)
-        return Reply(acp.to_wire(response), self._announcer(session.session_id))
+        plain = plain_new_session(params)
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        servers: Sequence[acp.McpServer] = ()
+        if plain is not None and isinstance(session_id, str):
+            cwd, additional = plain
+        else:
+            request: acp.LoadSessionRequest | acp.ResumeSessionRequest = (
+                acp.from_wire(acp.LoadSessionRequest, params)
+                if replay
+                else acp.from_wire(acp.ResumeSessionRequest, params)
+            )
+            session_id, cwd = request.session_id, request.cwd
+            additional, servers = request.additional_directories, request.mcp_servers
+        session = await self._open(session_id, cwd, additional, servers, replay=replay)
+        # `to_wire(LoadSessionResponse(...))` (or Resume...), built directly.
+        response: JsonObject = {
+            "modes": conn.modes_wire(session),
+            "configOptions": conn.config_options_wire(session),
+        }
+        conn.mcp.start(session.session_id, servers, session.roots)
+        return Reply(response, self._announcer(session.session_id))
 
     async def _open(
         self,

@@ -7,10 +7,9 @@ final state. Embedded terminals are left out of a replay: they belonged to the e
 terminals of the earlier connection, which no longer exist (the same rule as a reused
 effect's outcome).
 
-`replay` streams (issue 15.3): it reads the stored turns a page at a time and writes each
-page's updates before reading the next, so the first update leaves at once and memory holds
-one page, whatever the session's length. Text chunks and plain text prompt blocks are built as
-JSON directly, like live chunks (`chunk_params`); other items go through the wire models.
+The replay's I/O (pages of stored turns, many lines per write) is `_replaying`'s, which
+encodes text chunks and plain-text prompt blocks into their lines directly; `replay_params`
+is the way every other item goes, and what those direct lines must equal.
 """
 
 from __future__ import annotations
@@ -22,14 +21,11 @@ from acp_bridge._json import JsonObject
 from acp_bridge.agent._chunks import chunk_params
 from acp_bridge.agent._live import compaction_update, plan_update
 from acp_bridge.agent._translate import _content, _location, update_model
-from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.sessions import (
     PromptShown,
     ReplayItem,
     SessionRecord,
-    SessionStore,
     StoredToolCall,
-    transcript,
 )
 from acp_bridge.tools import TerminalContent, ToolKind, stored_plan
 from acp_bridge.turn import AgentText, AgentThought, CompactionRecord, CompactionShown, PlanShown
@@ -42,8 +38,8 @@ else:
 __all__ = [
     "iso_time",
     "mcp_record",
+    "plain_text",
     "replay_params",
-    "replay_session",
     "replay_updates",
     "session_info",
 ]
@@ -126,7 +122,7 @@ def _stored_plan(call: StoredToolCall) -> acp.Plan | None:
     return None if entries is None else plan_update(PlanShown(entries))
 
 
-def _plain_text(block: JsonObject) -> bool:
+def plain_text(block: JsonObject) -> bool:
     return (
         block.keys() == {"type", "text"}
         and block["type"] == "text"
@@ -140,7 +136,7 @@ def replay_params(
     """The `session/update` params that replay one item (equal to `replay_updates`' wire)."""
     if isinstance(item, AgentText | AgentThought):
         return [chunk_params(session_id, item)]
-    if isinstance(item, PromptShown) and all(_plain_text(b) for b in item.blocks):
+    if isinstance(item, PromptShown) and all(plain_text(b) for b in item.blocks):
         return [
             {
                 "sessionId": session_id,
@@ -152,18 +148,9 @@ def replay_params(
             }
             for block in item.blocks
         ]
+    # `to_wire(SessionNotification)` without building that model's validator (all of the
+    # update union: tens of ms, before the first update of a prompt with an image).
     return [
-        acp.to_wire(acp.SessionNotification(session_id=session_id, update=update))
+        {"sessionId": session_id, "update": acp.to_wire(update)}
         for update in replay_updates(item, compaction=compaction)
     ]
-
-
-async def replay_session(
-    peer: JsonRpcPeer, store: SessionStore, session_id: str, *, compaction: bool = False
-) -> None:
-    """Writes the replay of every stored turn of the session, a page of turns at a time;
-    `compaction`: the client advertised `session.compaction`."""
-    for page in store.turn_pages(session_id):
-        for item in transcript(page):
-            for params in replay_params(session_id, item, compaction=compaction):
-                await peer.notify("session/update", params)

@@ -22,7 +22,7 @@ Contract:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
 from anyio.abc import TaskGroup
@@ -264,6 +264,11 @@ class JsonRpcPeer:
         `encode(message())` (the per-chunk hot path keeps a template per message);
         `message` is only called for the tracer."""
         await self._writer.send_encoded(line, message)
+
+    async def notify_lines(self, lines: Sequence[bytes]) -> None:
+        """Writes notifications the caller encoded itself, each of `lines` exactly one
+        `encode(message)`, in one write (a `session/load` replay writes many at once)."""
+        await self._writer.send_lines(lines)
 
     def _stopped_reading(self) -> None:
         """The editor stopped reading: nothing more can be delivered."""

@@ -11,7 +11,7 @@ for the transport, which keeps the backpressure of a reader that is slow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn
 
 import anyio
@@ -19,7 +19,7 @@ import anyio
 from acp_bridge._json import JsonObject
 from acp_bridge.errors import PeerGone
 from acp_bridge.jsonrpc._handler import Tracer, traced
-from acp_bridge.wire import Transport, encode, encode_pieces, streamable
+from acp_bridge.wire import Transport, encode, encode_pieces, loads, streamable
 
 __all__ = ["LineWriter"]
 
@@ -49,6 +49,14 @@ class LineWriter:
         if self._trace is not None:
             traced(self._trace, "out", message())
         await self.write(line)
+
+    async def send_lines(self, lines: Sequence[bytes]) -> None:
+        """Writes messages the caller encoded itself (each line one `encode(message)`), in
+        one write."""
+        if self._trace is not None:
+            for line in lines:
+                traced(self._trace, "out", loads(line.decode()))
+        await self.write(b"".join(lines))
 
     async def write(self, data: bytes) -> None:
         async with self._lock:

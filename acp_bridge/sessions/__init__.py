@@ -33,6 +33,7 @@ from acp_bridge.sessions._recovery import (
     settle_tool_call,
 )
 from acp_bridge.sessions._schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from acp_bridge.sessions._shown import ShownCall, ShownTurn
 from acp_bridge.sessions._store import PAGE_SIZE, SessionStore
 from acp_bridge.sessions._transcript import PromptShown, ReplayItem, transcript
 
@@ -54,6 +55,8 @@ __all__ = [
     "SessionRecord",
     "SessionStore",
     "SessionStoreError",
+    "ShownCall",
+    "ShownTurn",
     "StoredModelCall",
     "StoredToolCall",
     "StoredTurn",

@@ -116,12 +116,21 @@ def _v5_compaction_records(db: sqlite3.Connection) -> None:
     )
 
 
+def _v6_turn_indexes(db: sqlite3.Connection) -> None:
+    """A turn's messages and tool calls found by its row number: `session/load` reads a page
+    of turns with range queries on these, so a page costs its own rows, not the session's
+    (issue 15.3, PERF-LOAD-002)."""
+    db.execute("CREATE INDEX messages_by_turn ON messages (session_id, turn_seq, seq)")
+    db.execute("CREATE INDEX tool_calls_by_turn ON tool_calls (session_id, turn_seq, position)")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_mcp_servers_and_listing,
     _v3_answered,
     _v4_usage,
     _v5_compaction_records,
+    _v6_turn_indexes,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 FILENAME = "sessions.sqlite3"

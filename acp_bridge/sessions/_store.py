@@ -19,6 +19,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from acp_bridge._json import JsonObject
 from acp_bridge.providers import Message, UserTurn
@@ -35,6 +36,7 @@ from acp_bridge.sessions._records import (
     TurnState,
 )
 from acp_bridge.sessions._session_table import PAGE_SIZE, SessionTable
+from acp_bridge.sessions._shown import FIRST_PAGE, PAGE, ShownTurn, shown_pages
 from acp_bridge.turn import CompactionRecord
 
 __all__ = ["PAGE_SIZE", "SessionStore"]
@@ -171,16 +173,15 @@ class SessionStore(SessionTable):
             raise SessionStoreError(f"session store: {error}") from error
 
     def turn_pages(self, session_id: str, page_size: int = 64) -> Iterator[list[StoredTurn]]:
-        """`turns`, a page at a time: a replay holds one page, never the whole session."""
-        pages = rows.turn_pages(self._db, session_id, page_size)
-        while True:
-            try:
-                page = next(pages, None)
-            except sqlite3.Error as error:
-                raise SessionStoreError(f"session store: {error}") from error
-            if page is None:
-                return
-            yield page
+        """`turns`, a page at a time: the caller holds one page, never the whole session."""
+        return _translated(rows.turn_pages(self._db, session_id, page_size))
+
+    def shown_pages(
+        self, session_id: str, first: int = FIRST_PAGE, size: int = PAGE
+    ) -> Iterator[list[ShownTurn]]:
+        """What every turn showed, oldest first, for `session/load`: `first` turns, then
+        `size` at a time, without reading the conversation (`_shown`)."""
+        return _translated(shown_pages(self._db, session_id, first, size))
 
     def running_turns(self, session_id: str) -> list[StoredTurn]:
         """The session's turns still marked `running` (what recovery settles), oldest first."""
@@ -217,3 +218,18 @@ class SessionStore(SessionTable):
             return rows.last_ordinal(self._db, session_id)
         except sqlite3.Error as error:
             raise SessionStoreError(f"session store: {error}") from error
+
+
+_Page = TypeVar("_Page")
+
+
+def _translated(pages: Iterator[_Page]) -> Iterator[_Page]:
+    """`pages`, their SQLite errors raised as `SessionStoreError`."""
+    while True:
+        try:
+            page = next(pages, None)
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
+        if page is None:
+            return
+        yield page

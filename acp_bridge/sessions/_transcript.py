@@ -17,6 +17,7 @@ from typing import TypeAlias
 
 from acp_bridge._json import JsonObject
 from acp_bridge.sessions._records import StoredToolCall, StoredTurn
+from acp_bridge.sessions._shown import ShownTurn
 from acp_bridge.turn import AgentText, AgentThought, CompactionRecord
 
 __all__ = ["PromptShown", "ReplayItem", "transcript"]
@@ -33,8 +34,9 @@ class PromptShown:
 ReplayItem: TypeAlias = PromptShown | AgentText | AgentThought | StoredToolCall | CompactionRecord
 
 
-def transcript(turns: Sequence[StoredTurn]) -> Iterator[ReplayItem]:
-    """The replay of `turns` (every stored turn of a session, oldest first)."""
+def transcript(turns: Sequence[ShownTurn] | Sequence[StoredTurn]) -> Iterator[ReplayItem]:
+    """The replay of `turns` (every stored turn of a session, oldest first; what they showed
+    is all it reads of them)."""
     for turn in turns:
         yield PromptShown(turn.prompt, f"{turn.id_prefix}-user")
         calls: dict[int, list[StoredToolCall]] = {}

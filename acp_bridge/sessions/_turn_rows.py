@@ -42,6 +42,7 @@ from acp_bridge.tools import ToolKind
 from acp_bridge.turn import CompactionRecord, ToolStatus, turn_id_for
 
 __all__ = [
+    "TOOL_CALL_COLUMNS",
     "end_turn",
     "history",
     "insert_compaction",
@@ -50,9 +51,16 @@ __all__ = [
     "last_ordinal",
     "last_seq",
     "save_tool_call",
+    "tool_call_from_row",
     "turn_pages",
     "turns",
 ]
+
+TOOL_CALL_COLUMNS = (
+    "tool_call_id, model_call, position, title, kind, status, content, locations, raw_input,"
+    " raw_output, effect_key"
+)
+"""The columns `tool_call_from_row` reads, in its order."""
 
 # A turn in one of these states may be run again by sending the same prompt (SESS-021).
 _RESUMABLE = frozenset({TurnState.RUNNING, TurnState.INTERRUPTED, TurnState.FAILED})
@@ -268,7 +276,7 @@ def _turn_page(
     compactions: dict[int, list[CompactionRecord]] = {}
     for turn_seq, call, attempt, body, display in db.execute(
         "SELECT turn_seq, model_call, attempt, body, display FROM messages"
-        " WHERE session_id = ? AND turn_seq BETWEEN ? AND ? ORDER BY seq",
+        " WHERE session_id = ? AND turn_seq BETWEEN ? AND ? ORDER BY turn_seq, seq",
         span,
     ):
         if is_compaction(body):
@@ -283,12 +291,11 @@ def _turn_page(
             )
     tool_calls: dict[int, list[StoredToolCall]] = {}
     for row in db.execute(
-        "SELECT turn_seq, tool_call_id, model_call, position, title, kind, status, content,"
-        " locations, raw_input, raw_output, effect_key FROM tool_calls WHERE session_id = ?"
+        f"SELECT turn_seq, {TOOL_CALL_COLUMNS} FROM tool_calls WHERE session_id = ?"
         " AND turn_seq BETWEEN ? AND ? ORDER BY turn_seq, position",
         span,
     ):
-        tool_calls.setdefault(row[0], []).append(_tool_call(row[1:]))
+        tool_calls.setdefault(row[0], []).append(tool_call_from_row(row[1:]))
     out: list[StoredTurn] = []
     for row in rows:
         seq, ordinal, turn_id, prefix, state, superseded, prompt, stop, note, started, ended = row
@@ -314,7 +321,8 @@ def _turn_page(
     return out
 
 
-def _tool_call(row: Sequence[Any]) -> StoredToolCall:
+def tool_call_from_row(row: Sequence[Any]) -> StoredToolCall:
+    """A tool call from its `TOOL_CALL_COLUMNS`."""
     tool_call_id, call, position, title, kind, status, content, locations, raw_in, raw_out, key = (
         row
     )

@@ -1,6 +1,6 @@
 """session/load holds a page of turns, not the session (issue 15.3).
 
-The replay reads the stored turns a page at a time (PERF-LOAD-001); the model history, which
+The replay reads what the stored turns showed a page at a time (PERF-LOAD-001); the model history, which
 the whole session makes up, is not read by the load at all: the session's first prompt reads
 it, as it stood when the session was loaded (the prompt's own turn, stored just before, is
 not read twice).
@@ -36,20 +36,20 @@ async def test_the_load_reads_pages_and_the_first_prompt_reads_the_history(
             await editor.prompt(session_id, f"turn {n}")
     events: list[str] = []
     history = SessionStore.history
-    pages = SessionStore.turn_pages
+    pages = SessionStore.shown_pages
 
     def reading(self: SessionStore, sid: str, **kwargs: Any) -> list[Message]:
         found = history(self, sid, **kwargs)
         events.append(f"history of {len(found)}")
         return found
 
-    def paged(self: SessionStore, sid: str, page_size: int = 64) -> Any:
-        for page in pages(self, sid, 2):
+    def paged(self: SessionStore, sid: str, first: int = 8, size: int = 64) -> Any:
+        for page in pages(self, sid, 2, 2):
             events.append(f"page of {len(page)}")
             yield page
 
     monkeypatch.setattr(SessionStore, "history", reading)
-    monkeypatch.setattr(SessionStore, "turn_pages", paged)
+    monkeypatch.setattr(SessionStore, "shown_pages", paged)
     provider = RecordingProvider()
     async with serving(scripted_config(state, provider)) as editor:
         await editor.initialize()
