@@ -5,6 +5,8 @@ script) through N prompts. Then, per run, a fresh acp-bridge process is started,
 and warmed with `session/list` (so the agent is loaded), and `session/load` is sent; measured:
 
 - first update: from writing `session/load` to reading its first `session/update`;
+- first update, cold: the same in a process that had only `initialize` before (what an
+  editor that reopens a conversation at start sees: nothing of the load path warmed);
 - total: from writing it to reading its response (every turn replayed);
 - memory: the process's peak RSS growth during the load (VmHWM after minus before).
 
@@ -102,10 +104,11 @@ def record(state: Path, cwd: str, turns: int) -> str:
     return str(session)
 
 
-def load_once(state: Path, cwd: str, session: str) -> dict[str, float]:
+def load_once(state: Path, cwd: str, session: str, *, warm: bool = True) -> dict[str, float]:
     agent = Agent(state)
     agent.call("initialize", INIT)
-    agent.call("session/list", {})
+    if warm:
+        agent.call("session/list", {})
     before = agent.peak_rss_kb()
     start = time.perf_counter()
     request = agent.send("session/load", {"sessionId": session, "cwd": cwd, "mcpServers": []})
@@ -142,7 +145,9 @@ def main() -> int:
             load_once(state, cwd, sessions[n])
         for run in range(args.runs):
             for n in sizes[run % len(sizes) :] + sizes[: run % len(sizes)]:
-                samples[n].append(load_once(state, cwd, sessions[n]))
+                sample = load_once(state, cwd, sessions[n])
+                sample["coldFirstMs"] = load_once(state, cwd, sessions[n], warm=False)["firstMs"]
+                samples[n].append(sample)
     medians = {
         n: {key: statistics.median(s[key] for s in runs) for key in runs[0]}
         for n, runs in samples.items()
@@ -157,9 +162,11 @@ def main() -> int:
     print(f"session/load, {args.runs} interleaved runs per size (medians)")
     for n in sizes:
         m = medians[n]
-        print(f"  {n:6} turns: first update {m['firstMs']:7.1f} ms, total {m['totalMs']:8.1f} ms,"
-              f" {m['updates']:.0f} updates, peak RSS +{m['rssGrowthKb'] / 1024:.1f} MiB")
+        print(f"  {n:6} turns: first update {m['firstMs']:7.1f} ms (cold {m['coldFirstMs']:6.1f}),"
+              f" total {m['totalMs']:8.1f} ms, {m['updates']:.0f} updates,"
+              f" peak RSS +{m['rssGrowthKb'] / 1024:.1f} MiB")
     print(f"per replayed turn: {per_turn:.3f} ms (target <= 0.3); first update target <= 50 ms")
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 
