@@ -130,7 +130,10 @@ Message: TypeAlias = UserTurn | AssistantTurn | ToolResults
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One model call. `attempt` starts at 1; adapters may only use it for logging/tracing.
-    `reasoning`: the session's reasoning effort (`low|medium|high`); None sends none."""
+    `reasoning`: the session's reasoning effort (`low|medium|high`); None sends none.
+    `tool_required`: the model must call one of `tools` (OpenAI-compatible `tool_choice:
+    "required"`), asked only on the retry after output the server could not parse
+    (UNPARSED-003)."""
 
     model: str
     messages: Sequence[Message]
@@ -138,3 +141,4 @@ class ModelRequest:
     system: str | None = None
     attempt: int = 1
     reasoning: str | None = None
+    tool_required: bool = False

@@ -50,7 +50,10 @@ FORMAT_HINT = (
     "text. Or answer in plain text if no function is needed."
 )
 """Sent once, after the user's words, when the server could not parse the model's output
-(UNPARSED-002): the same request would get the same output; this one differs."""
+(UNPARSED-002): the same request would get the same output; this one differs. With it the
+request asks the server to hold the model to a call of the offered tools (UNPARSED-003:
+llama.cpp then samples under a grammar built from the tools' schemas); the plain-text way
+out stays for servers that accept the field and ignore it."""
 
 
 class ModelCaller:
@@ -67,6 +70,7 @@ class ModelCaller:
         self._seq = itertools.count(1)
         self.compaction = TurnCompaction(request, id_prefix)
         self._hint: str | None = None  # FORMAT_HINT for the attempts after an unparsed one
+        self._required = False  # and a call required of the model (UNPARSED-003)
 
     async def call(self) -> Attempt:
         """Attempts until one completes; raises `TurnFailed` when retrying cannot help."""
@@ -76,7 +80,7 @@ class ModelCaller:
         presenter = ChunkPresenter(self.id_prefix, call.number)
         attempt = call.start_attempt()
         filtered = 0
-        self._hint = None
+        self._hint, self._required = None, False
         watch = ProgressWatch(stall_after=policy.stall_notice_after, max_wait=policy.max_wait)
         while True:
             failure: ModelStreamError | None = None
@@ -110,6 +114,14 @@ class ModelCaller:
                 and self.retries < policy.max_retries_per_turn
             ):
                 self._hint = FORMAT_HINT  # UNPARSED-002: once, not as is: with the format
+                self._required = bool(self.specs())  # UNPARSED-003: held to a call by the server
+            elif (
+                failure is not None
+                and failure.kind is FaultKind.BAD_REQUEST
+                and self._required
+                and self.retries < policy.max_retries_per_turn
+            ):
+                self._required = False  # UNPARSED-003: a server refusing it: the hint alone
             elif failure is not None:
                 decision = policy.decide(
                     failure,
@@ -195,6 +207,7 @@ class ModelCaller:
             system=request.system,
             attempt=attempt.number,
             reasoning=request.reasoning,
+            tool_required=self._required,
         )
         stream = request.provider.stream(model_request)
         send_update = request.sink.send_update

@@ -23,8 +23,21 @@ from bridge import running_bridge, scripted_config
 from loopback_http import LoopbackServer, json_reply, sse, sse_reply
 
 from acp_bridge.client import spawn_bridge
-from acp_bridge.providers import FaultKind, ModelInfo, prompt_media
-from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider, error_from_payload
+from acp_bridge.providers import (
+    FaultKind,
+    ModelInfo,
+    ModelRequest,
+    ToolSpec,
+    UserTurn,
+    prompt_media,
+)
+from acp_bridge.providers.http import (
+    AnthropicProvider,
+    GeminiProvider,
+    HttpProviderOptions,
+    OpenAIProvider,
+    error_from_payload,
+)
 from acp_bridge.providers.http import error_from_status as from_status
 from acp_bridge.turn import RetryPolicy
 from acp_bridge.turn._model_call import FORMAT_HINT
@@ -131,31 +144,42 @@ async def test_a_turn_ends_after_the_hinted_request_naming_what_to_try(
     assert "in other words" in message
 
 
-@pytest.mark.requirement("UNPARSED-002")
-async def test_the_hinted_request_recovers_the_turn(tmp_path: Path) -> None:
+def _called() -> Any:
+    """A well-formed call, as llama.cpp streams it."""
     call = {
         "index": 0,
         "id": "call_1",
         "type": "function",
         "function": {"name": "list_directory", "arguments": '{"path": "."}'},
     }
-    answered = sse_reply(
+    return sse_reply(
         _chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
         sse({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
         "data: [DONE]\n\n",
     )
-    done = sse_reply(
+
+
+def _answered() -> Any:
+    return sse_reply(
         _chunk({"role": "assistant", "content": "Nothing here yet."}),
         sse({"id": "c2", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
         "data: [DONE]\n\n",
     )
+
+
+@pytest.mark.requirement("UNPARSED-002")
+@pytest.mark.requirement("UNPARSED-003")
+async def test_the_hinted_request_recovers_the_turn(tmp_path: Path) -> None:
     answer, bodies, updates = await _prompt(
-        tmp_path, _unparsed("inside the stream"), answered, done
+        tmp_path, _unparsed("inside the stream"), _called(), _answered()
     )
     assert answer["result"]["stopReason"] == "end_turn"
     assert len(bodies) == 3
     # The hint went with the retry only: the next model call carries the history as it is.
     assert all(FORMAT_HINT not in json.dumps(body) for body in (bodies[0], bodies[2]))
+    # So did the call required of the model (before: no tool_choice in any request).
+    assert [body.get("tool_choice") for body in bodies] == [None, "required", None]
+    assert bodies[1]["tools"] == bodies[0]["tools"]
     kinds = [u["sessionUpdate"] for u in updates]
     assert "tool_call" in kinds
     # The fence shown by the abandoned attempt is cleared by the next attempt's reset.
@@ -163,6 +187,72 @@ async def test_the_hinted_request_recovers_the_turn(tmp_path: Path) -> None:
     assert texts[0]["content"]["text"].startswith("```")
     assert texts[-1]["content"]["text"] == "Nothing here yet."
     assert any(u.get("_meta", {}).get("reset") for u in updates)
+
+
+@pytest.mark.requirement("UNPARSED-003")
+async def test_a_server_refusing_the_required_call_gets_the_hint_alone(tmp_path: Path) -> None:
+    refused = json_reply(
+        400,
+        {
+            "error": {
+                "message": "tool_choice 'required' is not supported",
+                "type": "invalid_request_error",
+                "param": "tool_choice",
+            }
+        },
+    )
+    answer, bodies, updates = await _prompt(
+        tmp_path, _unparsed("before the stream"), refused, _called(), _answered()
+    )
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert [body.get("tool_choice") for body in bodies] == [None, "required", None, None]
+    assert [_last_user_text(body) for body in bodies[:3]] == ["Plan it", FORMAT_HINT, FORMAT_HINT]
+    assert "tool_call" in [u["sessionUpdate"] for u in updates]
+
+
+@pytest.mark.requirement("UNPARSED-003")
+async def test_a_bad_request_without_the_required_call_stays_final(tmp_path: Path) -> None:
+    bad = json_reply(400, {"error": {"message": "bad messages", "type": "invalid_request_error"}})
+    answer, bodies, _updates = await _prompt(tmp_path, _unparsed("before the stream"), bad, bad)
+    assert answer["error"]["data"]["reason"] == "bad_request"
+    # One retry without the field, then the request's own fault ends the turn.
+    assert [body.get("tool_choice") for body in bodies] == [None, "required", None]
+
+
+def _tool_required_in(kind: str, body: dict[str, Any]) -> object:
+    return body.get("toolConfig" if kind == "gemini" else "tool_choice")
+
+
+@pytest.mark.requirement("UNPARSED-003")
+def test_each_provider_says_a_call_is_required_in_its_own_words() -> None:
+    tool = ToolSpec("list_directory", "List a directory.", {"type": "object", "properties": {}})
+    expected = {
+        "openai": "required",
+        "anthropic": {"type": "any"},
+        "gemini": {"functionCallingConfig": {"mode": "ANY"}},
+    }
+    for kind, provider_type in (
+        ("openai", OpenAIProvider),
+        ("anthropic", AnthropicProvider),
+        ("gemini", GeminiProvider),
+    ):
+        options = HttpProviderOptions("m", base_url="http://127.0.0.1:9", api_key="k")
+        provider = provider_type(options)
+        messages = (UserTurn(("hi",)),)
+        for required, seen in ((False, None), (True, expected[kind])):
+            request = ModelRequest("m", messages, (tool,), tool_required=required)
+            assert _tool_required_in(kind, provider.render(request, "m").body) == seen, kind
+        # No tools offered: nothing to require.
+        bare = provider.render(ModelRequest("m", messages, tool_required=True), "m").body
+        assert _tool_required_in(kind, bare) is None
+    # Anthropic refuses a forced tool use beside extended thinking: thinking wins.
+    thinking = AnthropicProvider(
+        HttpProviderOptions("m", base_url="http://127.0.0.1:9", api_key="k", thinking_budget=2048)
+    )
+    request = ModelRequest("m", (UserTurn(("hi",)),), (tool,), reasoning="low", tool_required=True)
+    body = thinking.render(request, "m").body
+    assert "thinking" in body
+    assert "tool_choice" not in body
 
 
 @pytest.mark.requirement("PROMPTCAP-001")

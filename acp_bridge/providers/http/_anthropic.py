@@ -166,6 +166,8 @@ def _body(
             }
             for tool in request.tools
         ]
+        if request.tool_required and not budget:  # "any" is refused beside thinking
+            body["tool_choice"] = {"type": "any"}  # UNPARSED-003
     if budget:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
     return body

@@ -185,6 +185,8 @@ def _body(
                 ]
             }
         ]
+        if request.tool_required:  # UNPARSED-003
+            body["toolConfig"] = {"functionCallingConfig": {"mode": "ANY"}}
     config: JsonObject = {}
     if options.max_tokens is not None:
         config["maxOutputTokens"] = options.max_tokens

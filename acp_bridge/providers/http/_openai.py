@@ -155,6 +155,8 @@ def _body(
             }
             for tool in request.tools
         ]
+        if request.tool_required:
+            body["tool_choice"] = "required"  # UNPARSED-003: the server's grammar holds the call
     if options.max_tokens is not None:
         body["max_tokens"] = options.max_tokens
     if request.reasoning not in (None, DEFAULT_LEVEL):
