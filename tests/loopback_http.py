@@ -6,6 +6,7 @@ Each accepted connection reads one request and plays the next `Reply` of the ser
     Send(data)        one HTTP chunk (chunked framing) or raw bytes (close-delimited framing)
     SendRaw(data)     bytes exactly as given, e.g. a chunk header promising more than follows
     WaitFor(event)    pause until the test sets the anyio.Event (a stall, or "after you read X")
+    Pause(seconds)    say nothing for that long (a model processing a long prompt): a stimulus
     AwaitHangup(event) wait until the client closes the connection, then set the event
     Fin()             close the socket in order (FIN) without finishing the body
     Rst()             reset the connection (SO_LINGER 0): the client sees ECONNRESET
@@ -47,6 +48,7 @@ __all__ = [
     "Fin",
     "KeepAlive",
     "LoopbackServer",
+    "Pause",
     "ReceivedRequest",
     "Reply",
     "Rst",
@@ -94,6 +96,11 @@ class WaitFor:
 
 
 @dataclass(frozen=True, slots=True)
+class Pause:
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class AwaitHangup:
     event: anyio.Event
 
@@ -122,7 +129,7 @@ class End:
     pass
 
 
-Step: TypeAlias = Send | SendRaw | WaitFor | AwaitHangup | KeepAlive | Fin | Rst | End
+Step: TypeAlias = Send | SendRaw | WaitFor | Pause | AwaitHangup | KeepAlive | Fin | Rst | End
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +280,8 @@ async def _play(stream: anyio.abc.SocketStream, reply: Reply) -> None:
             await stream.send(step.data)
         elif isinstance(step, WaitFor):
             await step.event.wait()
+        elif isinstance(step, Pause):
+            await anyio.sleep(step.seconds)  # the server's silence, not a wait for a result
         elif isinstance(step, KeepAlive):
             data = step.data.encode()
             try:

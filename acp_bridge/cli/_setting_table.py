@@ -137,7 +137,8 @@ SETTINGS: tuple[Setting, ...] = (
         "ACP_BRIDGE_IDLE_TIMEOUT",
         "float",
         "`60`",
-        "seconds without a byte from the provider before its stream counts as broken",
+        "seconds without a byte from the provider, once the model's first token came, "
+        "before its stream counts as broken",
         minimum=0.001,
     ),
     Setting(
@@ -146,7 +147,8 @@ SETTINGS: tuple[Setting, ...] = (
         "ACP_BRIDGE_FIRST_TOKEN_TIMEOUT",
         "float",
         "`120`",
-        "seconds from a request to the model's first output",
+        "seconds from a request to the model's first token; until then the idle timeout "
+        "does not apply (raise it for a model that processes long prompts slowly)",
         minimum=0.001,
     ),
     Setting(

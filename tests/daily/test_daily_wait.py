@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from bridge import running_bridge, scripted_config
-from loopback_http import KeepAlive, LoopbackServer, drain, sse, sse_reply
+from loopback_http import KeepAlive, LoopbackServer, WaitFor, drain, sse, sse_reply
 from turn.turnkit import (
     FakeProvider,
     Hold,
@@ -145,3 +145,54 @@ def test_max_wait_and_context_window_settings(tmp_path: Path) -> None:
     assert config.context_window == 8192  # the environment over the file
     off = build_config(resolve({"max_wait": 0.0}, {}, str(config_file)))
     assert off.retry_policy.max_wait is None  # 0 turns the cap off
+
+
+def openai_text(*parts: str) -> list[str]:
+    """An OpenAI-compatible stream: the role chunk, then `parts`, a stop and `[DONE]`."""
+    choice: dict[str, Any] = {"index": 0, "delta": {"role": "assistant"}}
+    chunks = [sse({"id": "c1", "choices": [choice]})]
+    chunks += [sse({"id": "c1", "choices": [{"index": 0, "delta": {"content": p}}]}) for p in parts]
+    stop = {"index": 0, "delta": {}, "finish_reason": "stop"}
+    return [*chunks, sse({"id": "c1", "choices": [stop]}), sse("[DONE]")]
+
+
+@pytest.mark.requirement("TIMEOUT-002")
+@pytest.mark.requirement("WAIT-002")
+async def test_a_model_silent_past_the_idle_timeout_before_its_first_token_is_waited_out() -> None:
+    sink = NoticeSink()
+    role, *rest = openai_text("Hello.")
+    # Headers and the role chunk, then silence until the stall notice (0.6 s: three idle
+    # timeouts), as a local model processing a long prompt; then the answer.
+    reply = sse_reply(role, WaitFor(sink.stalled), *rest)
+    policy = RetryPolicy(stall_notice_after=0.6, max_wait=None)
+    async with LoopbackServer([reply]) as server:
+        options = HttpProviderOptions(
+            "m", base_url=server.base_url, idle_timeout=0.2, first_token_timeout=30.0
+        )
+        async with OpenAIProvider(options) as provider:
+            with anyio.fail_after(20):
+                result = await run_turn(make_request(provider, sink, policy=policy))
+    # Before the fix: "The model stopped sending data; retrying now, attempt 2 of 4".
+    assert (result.stop_reason, result.retries, len(server.requests)) == ("end_turn", 0, 1)
+    notices = [u for u in sink.updates if isinstance(u, UserNotice)]
+    assert [n.kind for n in notices] == ["stalled"]
+
+
+@pytest.mark.requirement("TIMEOUT-002")
+@pytest.mark.requirement("WAIT-003")
+async def test_max_wait_still_caps_a_wait_for_the_first_token() -> None:
+    release = anyio.Event()
+    role, *_ = openai_text()
+    policy = RetryPolicy(stall_notice_after=None, max_wait=0.5)
+    try:
+        async with LoopbackServer([sse_reply(role, WaitFor(release))]) as server:
+            options = HttpProviderOptions(
+                "m", base_url=server.base_url, idle_timeout=0.1, first_token_timeout=30.0
+            )
+            async with OpenAIProvider(options) as provider:
+                with anyio.fail_after(20), pytest.raises(TurnFailed) as caught:
+                    await run_turn(make_request(provider, RecordingSink(), policy=policy))
+    finally:
+        release.set()
+    assert caught.value.details["giveUp"] == "max_wait_exceeded"
+    assert len(server.requests) == 1  # neither the idle timeout nor a retry came first

@@ -27,11 +27,12 @@ class HttpProviderOptions:
         model: the default model id (a `ModelRequest.model` that is not empty wins).
         base_url: the API root; None uses the provider's public default.
         api_key: sent in the provider's auth header; None for local servers. Never logged.
-        idle_timeout: seconds without a byte from the server before the stream counts as
-            broken (the HTTP read timeout; also bounds the wait for response headers).
+        idle_timeout: seconds without a byte from the server, after the first semantic
+            event, before the stream counts as broken; with `first_token_timeout` None it
+            bounds every read, the wait for the response headers too (TIMEOUT-001).
         first_token_timeout: seconds from the request until the first semantic event
-            (text, thought, tool call, finish); None disables it. Pings and comments do
-            not count.
+            (text, thought, tool call, finish), the headers' wait included; until then the
+            idle timeout does not apply. None disables it. Pings and comments do not count.
         connect_timeout: seconds to open the TCP/TLS connection.
         write_timeout: seconds to send the request body.
         extra_headers: added to every request (after the provider's own headers).

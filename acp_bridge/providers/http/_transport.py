@@ -7,9 +7,11 @@ items of our own SSE decoder. Contract of `HttpTransport.stream`:
 - exactly one upstream request; the response is closed when the iterator ends, fails or
   is closed or cancelled;
 - httpx exceptions become `ModelStreamError` here and nowhere else: connect errors are
-  CONNECTION_FAILED (phase connect), a cut body is STREAM_INTERRUPTED, the read timeout is
-  the IDLE_TIMEOUT, and no semantic event within `first_token_timeout` is
-  FIRST_TOKEN_TIMEOUT;
+  CONNECTION_FAILED (phase connect), a cut body is STREAM_INTERRUPTED, no semantic event
+  within `first_token_timeout` is FIRST_TOKEN_TIMEOUT, and after the first semantic event
+  a read waiting `idle_timeout` is the IDLE_TIMEOUT (TIMEOUT-001: until the first token
+  the idle timeout does not apply, so a model's long prompt processing after the headers
+  is not cut short; with `first_token_timeout` off, it does);
 - a non-2xx status is classified from its status, headers and error body;
 - after the terminal marker the rest of the body is drained briefly (bounded), so the
   connection can go back to the pool;
@@ -32,7 +34,7 @@ import acp_bridge
 from acp_bridge._json import JsonObject
 from acp_bridge.providers._errors import ModelStreamError, Phase
 from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
-from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain
+from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain, origin
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._sse import SseDecoder, SseItem
 from acp_bridge.providers.http._trace import ProviderTrace
@@ -119,7 +121,11 @@ class HttpTransport:
                 transport=httpx.AsyncHTTPTransport(retries=0),
                 timeout=httpx.Timeout(
                     connect=options.connect_timeout,
-                    read=options.idle_timeout,
+                    # httpx fixes a body's read timeout when its first read starts, so it
+                    # cannot switch at the first token: with a first-token timeout the
+                    # reads are bounded here, by the first-token deadline and then by
+                    # `idle_timeout` per read (TIMEOUT-001).
+                    read=options.idle_timeout if options.first_token_timeout is None else None,
                     write=options.write_timeout,
                     pool=options.connect_timeout,
                 ),
@@ -166,17 +172,29 @@ class HttpTransport:
                 # A chunk that is one plain event skips the SSE items (the trace needs them).
                 plain = None if tracing else sse.plain
                 budget = self._options.max_output_bytes  # ROBUST-OUT-001: bytes left
+                idle = self._options.idle_timeout
+                # Our own per-read idle deadline, needed only when httpx has none (above).
+                own_idle = timeout is not None
                 semantic = False
                 quiet_since = math.inf
                 while True:
                     if semantic:
-                        # The first-token clock has stopped; the read timeout is the idle
-                        # timeout. No scope per read and no `anext(chunks, None)` wrapper
-                        # object: this is the per-chunk hot path.
-                        try:
-                            chunk = await chunks.__anext__()
-                        except StopAsyncIteration:
-                            chunk = None
+                        # The first-token clock has stopped; a read may now wait the idle
+                        # timeout. No `anext(chunks, None)` wrapper object: this is the
+                        # per-chunk hot path.
+                        if own_idle:
+                            with anyio.CancelScope(deadline=anyio.current_time() + idle) as scope:
+                                try:
+                                    chunk = await chunks.__anext__()
+                                except StopAsyncIteration:
+                                    chunk = None
+                            if scope.cancelled_caught:
+                                raise self._fail.idle_timeout(phase, where=origin(request))
+                        else:
+                            try:
+                                chunk = await chunks.__anext__()
+                            except StopAsyncIteration:
+                                chunk = None
                     else:
                         with anyio.CancelScope(deadline=first_deadline) as scope:
                             chunk = await anext(chunks, None)
@@ -219,7 +237,7 @@ class HttpTransport:
                         # first of them (PROV-TIMEOUT-002). Off the per-event hot path.
                         now = anyio.current_time()
                         quiet_since = min(quiet_since, now)
-                        if now - quiet_since >= self._options.idle_timeout:
+                        if now - quiet_since >= idle:
                             raise self._fail.idle_timeout(phase, keep_alive=True)
                     if chunk is None:
                         for event in decoder.end():
