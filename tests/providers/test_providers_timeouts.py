@@ -3,15 +3,18 @@ it the idle timeout. Real loopback servers that go silent after their headers.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
-from loopback_http import Pause, WaitFor, assert_fault, sse, sse_reply, stream_at
+from loopback_http import Pause, Step, WaitFor, assert_fault, sse, sse_reply, stream_at
 
 from acp_bridge.providers import (
     FaultKind,
     Finish,
     FinishReason,
     ModelRequest,
+    StreamEvent,
     StreamStart,
     TextDelta,
     UserTurn,
@@ -56,62 +59,44 @@ async def test_silence_before_the_first_token_longer_than_the_idle_timeout_is_wa
     assert len(server.requests) == 1
 
 
-@pytest.mark.requirement("TIMEOUT-001")
-async def test_after_the_first_token_the_idle_timeout_bounds_each_read() -> None:
+async def stalled(*steps: Step, **timeouts: float | None) -> tuple[list[StreamEvent], Any]:
+    """One OpenAI-compatible request at a server that plays `steps` and then says nothing
+    until the client gives up: its events and its error."""
     release = anyio.Event()
-    reply = sse_reply(ROLE, PROCESSING, delta("Hel"), WaitFor(release))
+    reply = sse_reply(ROLE, *steps, WaitFor(release))
     try:
         events, error, _ = await stream_at(
-            OpenAIProvider,
-            "/v1",
-            [reply],
-            REQUEST,
-            model="m",
-            idle_timeout=IDLE,
-            first_token_timeout=30.0,
+            OpenAIProvider, "/v1", [reply], REQUEST, model="m", **timeouts
         )
     finally:
         release.set()
+    return events, error
+
+
+@pytest.mark.requirement("TIMEOUT-001")
+async def test_after_the_first_token_the_idle_timeout_bounds_each_read() -> None:
+    events, error = await stalled(
+        PROCESSING, delta("Hel"), idle_timeout=IDLE, first_token_timeout=30.0
+    )
     assert events[1:] == [TextDelta("Hel")]
     assert_fault(error, FaultKind.IDLE_TIMEOUT)
-    assert error is not None
     assert "no data from 127.0.0.1:" in error.message
     assert error.message.endswith(f"for {IDLE:g} s")
 
 
 @pytest.mark.requirement("TIMEOUT-001")
-async def test_a_first_token_timeout_below_the_idle_timeout_still_fires_first() -> None:
-    release = anyio.Event()
-    try:
-        events, error, _ = await stream_at(
-            OpenAIProvider,
-            "/v1",
-            [sse_reply(ROLE, WaitFor(release))],
-            REQUEST,
-            model="m",
-            idle_timeout=30.0,
-            first_token_timeout=0.5,
-        )
-    finally:
-        release.set()
+@pytest.mark.parametrize(
+    ("timeouts", "kind"),
+    [
+        # A first-token timeout below the idle timeout still fires first.
+        ({"idle_timeout": 30.0, "first_token_timeout": 0.5}, FaultKind.FIRST_TOKEN_TIMEOUT),
+        # Without a first-token timeout, the idle timeout bounds the wait for the first token.
+        ({"idle_timeout": IDLE, "first_token_timeout": None}, FaultKind.IDLE_TIMEOUT),
+    ],
+)
+async def test_the_wait_for_the_first_token_ends_with(
+    timeouts: dict[str, float | None], kind: FaultKind
+) -> None:
+    events, error = await stalled(**timeouts)
     assert events == [START]
-    assert_fault(error, FaultKind.FIRST_TOKEN_TIMEOUT)
-
-
-@pytest.mark.requirement("TIMEOUT-001")
-async def test_without_a_first_token_timeout_the_idle_timeout_bounds_the_wait() -> None:
-    release = anyio.Event()
-    try:
-        events, error, _ = await stream_at(
-            OpenAIProvider,
-            "/v1",
-            [sse_reply(ROLE, WaitFor(release))],
-            REQUEST,
-            model="m",
-            idle_timeout=IDLE,
-            first_token_timeout=None,
-        )
-    finally:
-        release.set()
-    assert events == [START]
-    assert_fault(error, FaultKind.IDLE_TIMEOUT)
+    assert_fault(error, kind)
