@@ -103,15 +103,24 @@ async def _silent_server(
 
 
 @pytest.mark.anyio
+@pytest.mark.requirement("TIMEOUT-001")
 @pytest.mark.parametrize(
-    ("close", "kind"),
-    [(False, FaultKind.IDLE_TIMEOUT), (True, FaultKind.CONNECTION_FAILED)],
-    ids=["no-answer", "hang-up"],
+    ("close", "first_token", "kind"),
+    [
+        # Until the first token the first-token timeout bounds the wait for the headers too.
+        (False, 0.5, FaultKind.FIRST_TOKEN_TIMEOUT),
+        (False, None, FaultKind.IDLE_TIMEOUT),
+        (True, 0.5, FaultKind.CONNECTION_FAILED),
+    ],
+    ids=["no-answer", "no-answer-no-first-token-timeout", "hang-up"],
 )
-async def test_failures_before_the_response_are_connect_phase(close: bool, kind: FaultKind) -> None:
+async def test_failures_before_the_response_are_connect_phase(
+    close: bool, first_token: float | None, kind: FaultKind
+) -> None:
     async with anyio.create_task_group() as group:
         port = await group.start(_silent_server, close)
-        async with provider(f"http://127.0.0.1:{port}", idle_timeout=0.2) as model:
+        url = f"http://127.0.0.1:{port}"
+        async with provider(url, idle_timeout=0.2, first_token_timeout=first_token) as model:
             events, error = await drain(model.stream(REQUEST))
         group.cancel_scope.cancel()
     assert events == []
