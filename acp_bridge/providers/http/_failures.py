@@ -16,7 +16,7 @@ from acp_bridge.providers.http._classify import error_from_status, scrub
 from acp_bridge.providers.http._hints import connect_failure, status_hint
 from acp_bridge.providers.http._options import HttpProviderOptions
 
-__all__ = ["StreamFailures", "close_iterator", "drain", "origin"]
+__all__ = ["StreamFailures", "close_iterator", "drain"]
 
 logger = logging.getLogger(__name__)
 
@@ -122,15 +122,9 @@ class StreamFailures:
 
 def _origin(exc: httpx.HTTPError) -> str:
     try:
-        request = exc.request
+        url = exc.request.url
     except RuntimeError:
         return "the server"
-    return origin(request)
-
-
-def origin(request: httpx.Request) -> str:
-    """The server a request went to, as the errors name it ("host:port")."""
-    url = request.url
     return f"{url.host}:{url.port}" if url.port else url.host
 
 

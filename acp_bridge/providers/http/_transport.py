@@ -9,9 +9,9 @@ items of our own SSE decoder. Contract of `HttpTransport.stream`:
 - httpx exceptions become `ModelStreamError` here and nowhere else: connect errors are
   CONNECTION_FAILED (phase connect), a cut body is STREAM_INTERRUPTED, no semantic event
   within `first_token_timeout` is FIRST_TOKEN_TIMEOUT, and after the first semantic event
-  a read waiting `idle_timeout` is the IDLE_TIMEOUT (TIMEOUT-001: until the first token
-  the idle timeout does not apply, so a model's long prompt processing after the headers
-  is not cut short; with `first_token_timeout` off, it does);
+  the read timeout is the IDLE_TIMEOUT (TIMEOUT-001: until the first token the idle timeout
+  does not apply, so a model's long prompt processing after the headers is not cut short;
+  with `first_token_timeout` off, it does: `_read_timeout`);
 - a non-2xx status is classified from its status, headers and error body;
 - after the terminal marker the rest of the body is drained briefly (bounded), so the
   connection can go back to the pool;
@@ -34,8 +34,9 @@ import acp_bridge
 from acp_bridge._json import JsonObject
 from acp_bridge.providers._errors import ModelStreamError, Phase
 from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
-from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain, origin
+from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain
 from acp_bridge.providers.http._options import HttpProviderOptions
+from acp_bridge.providers.http._read_timeout import SwitchedReadTimeout
 from acp_bridge.providers.http._sse import SseDecoder, SseItem
 from acp_bridge.providers.http._trace import ProviderTrace
 from acp_bridge.providers.http._urls import install_log_redaction
@@ -119,20 +120,20 @@ class HttpTransport:
             self._client = httpx.AsyncClient(
                 # Exactly one retry layer, the turn engine's (model-streams.md §0.2).
                 transport=httpx.AsyncHTTPTransport(retries=0),
-                timeout=httpx.Timeout(
-                    connect=options.connect_timeout,
-                    # httpx fixes a body's read timeout when its first read starts, so it
-                    # cannot switch at the first token: with a first-token timeout the
-                    # reads are bounded here, by the first-token deadline and then by
-                    # `idle_timeout` per read (TIMEOUT-001).
-                    read=options.idle_timeout if options.first_token_timeout is None else None,
-                    write=options.write_timeout,
-                    pool=options.connect_timeout,
-                ),
+                timeout=self._timeout(options.idle_timeout),
                 follow_redirects=False,
                 headers={"user-agent": f"acp-bridge/{acp_bridge.__version__}"},
             )
         return self._client
+
+    def _timeout(self, read: float) -> httpx.Timeout:
+        options = self._options
+        return httpx.Timeout(
+            connect=options.connect_timeout,
+            read=read,
+            write=options.write_timeout,
+            pool=options.connect_timeout,
+        )
 
     async def _stream(
         self, wire: WireRequest, decoder: StreamDecoder, attempt: int
@@ -140,11 +141,14 @@ class HttpTransport:
         client = self._http()
         timeout = self._options.first_token_timeout
         first_deadline = math.inf if timeout is None else anyio.current_time() + timeout
+        # TIMEOUT-001: until the first token no idle timeout, after it the idle timeout.
+        switch = None if timeout is None else SwitchedReadTimeout(self._options.idle_timeout)
         request = client.build_request(
             "POST",
             wire.url,
             headers={**_BASE_HEADERS, **wire.headers, **self._options.extra_headers},
             content=wire.content,
+            timeout=httpx.USE_CLIENT_DEFAULT if switch is None else self._timeout(switch),
         )
         if self._trace.enabled:
             self._trace.request(request, wire.body, attempt)
@@ -173,28 +177,17 @@ class HttpTransport:
                 plain = None if tracing else sse.plain
                 budget = self._options.max_output_bytes  # ROBUST-OUT-001: bytes left
                 idle = self._options.idle_timeout
-                # Our own per-read idle deadline, needed only when httpx has none (above).
-                own_idle = timeout is not None
                 semantic = False
                 quiet_since = math.inf
                 while True:
                     if semantic:
-                        # The first-token clock has stopped; a read may now wait the idle
-                        # timeout. No `anext(chunks, None)` wrapper object: this is the
-                        # per-chunk hot path.
-                        if own_idle:
-                            with anyio.CancelScope(deadline=anyio.current_time() + idle) as scope:
-                                try:
-                                    chunk = await chunks.__anext__()
-                                except StopAsyncIteration:
-                                    chunk = None
-                            if scope.cancelled_caught:
-                                raise self._fail.idle_timeout(phase, where=origin(request))
-                        else:
-                            try:
-                                chunk = await chunks.__anext__()
-                            except StopAsyncIteration:
-                                chunk = None
+                        # The first-token clock has stopped; the read timeout is the idle
+                        # timeout. No scope per read and no `anext(chunks, None)` wrapper
+                        # object: this is the per-chunk hot path.
+                        try:
+                            chunk = await chunks.__anext__()
+                        except StopAsyncIteration:
+                            chunk = None
                     else:
                         with anyio.CancelScope(deadline=first_deadline) as scope:
                             chunk = await anext(chunks, None)
@@ -231,6 +224,9 @@ class HttpTransport:
                                 return
                     if produced:
                         quiet_since = math.inf
+                        if switch is not None and semantic:
+                            switch.first_token()  # the next reads wait `idle_timeout` at most
+                            switch = None
                     elif semantic and (items is None or items) and chunk is not None:
                         # Bytes without events (keep-alive comments, pings) reset the read
                         # timeout but are not progress: the idle timeout counts from the
