@@ -3,6 +3,7 @@ it the idle timeout. Real loopback servers that go silent after their headers.""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import anyio
@@ -20,6 +21,7 @@ from acp_bridge.providers import (
     UserTurn,
 )
 from acp_bridge.providers.http import OpenAIProvider
+from acp_bridge.providers.http._read_timeout import SwitchedReadTimeout
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +102,14 @@ async def test_the_wait_for_the_first_token_ends_with(
     events, error = await stalled(**timeouts)
     assert events == [START]
     assert_fault(error, kind)
+
+
+@pytest.mark.requirement("TIMEOUT-001")
+def test_the_read_timeout_counts_only_after_the_first_token() -> None:
+    timeout = SwitchedReadTimeout(IDLE)
+    assert float(timeout) == IDLE  # a plain use of the number: the idle timeout
+    assert 100.0 + timeout == math.inf  # httpcore's deadline: `current_time() + timeout`
+    assert timeout + 100.0 == math.inf
+    timeout.first_token()
+    assert 100.0 + timeout == 100.0 + IDLE
+    assert timeout + 100.0 == 100.0 + IDLE
