@@ -13,10 +13,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from acp_bridge._json import JsonObject, JsonValue
-from acp_bridge.errors import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError
+from acp_bridge.errors import INTERNAL_ERROR, INVALID_PARAMS, QUOTE_LIMIT, JsonRpcError, quote
 
 if TYPE_CHECKING:
     import pydantic
+    import pydantic_core
 
 __all__ = ["error_object", "error_to_wire", "validation_details"]
 
@@ -30,13 +31,34 @@ def error_object(code: int, message: str, data: JsonValue = None) -> JsonObject:
     return error
 
 
+# The longest problem text pydantic's own words take (its longest fixed message is well under
+# it); anything longer holds input and is cut (ROBUST-ERR-001).
+_PROBLEM_LIMIT = 4 * QUOTE_LIMIT
+
+
 def validation_details(exc: pydantic.ValidationError) -> list[JsonValue]:
-    """Where the params were wrong, and why, without echoing any input."""
+    """Where the params were wrong, and why, without echoing more than a bounded quote of the
+    input: pydantic's message for a wrong discriminator carries the whole tag the peer sent, so
+    that one is worded again around a quote of it, and any other overlong message is cut."""
     details: list[JsonValue] = []
-    for item in exc.errors(include_url=False, include_input=False, include_context=False):
+    for item in exc.errors(include_url=False, include_input=False):
         location = ".".join(str(part) for part in item["loc"])
-        details.append({"field": location or "(params)", "problem": item["msg"]})
+        details.append({"field": location or "(params)", "problem": _problem(item)})
     return details
+
+
+def _problem(item: pydantic_core.ErrorDetails) -> str:
+    context = item.get("ctx") or {}
+    if item["type"] == "union_tag_invalid":
+        return (
+            f"Input tag {quote(context.get('tag', ''))} found using "
+            f"{context.get('discriminator', '')} does not match any of the expected tags: "
+            f"{context.get('expected_tags', '')}"
+        )
+    message = item["msg"]
+    if len(message) <= _PROBLEM_LIMIT:
+        return message
+    return f"{message[:_PROBLEM_LIMIT]}... ({len(message)} characters)"
 
 
 def error_to_wire(exc: BaseException, *, method: str | None = None) -> JsonObject:

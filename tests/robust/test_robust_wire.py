@@ -202,6 +202,11 @@ async def test_errors_quote_an_offending_value_once_and_bounded(tmp_path: Path) 
                 "session/set_config_option",
                 {"sessionId": session, "configId": huge, "value": "x"},
             ),
+            # a discriminator's value: pydantic's own message would carry all of it
+            await peer.call(
+                "session/prompt", {"sessionId": session, "prompt": [{"type": huge, "text": "x"}]}
+            ),
+            await peer.call("session/new", {"cwd": str(tmp_path), "mcpServers": [{"type": huge}]}),
         ]
     for reply in replies:
         assert "error" in reply, reply
