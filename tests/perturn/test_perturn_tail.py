@@ -196,26 +196,32 @@ async def test_a_model_call_searches_for_no_module() -> None:
     assert finder.searched == []
 
 
+@pytest.fixture
+async def cancels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The reason of every `CancelScope.cancel()` call made while the test runs."""
+    backend = type(anyio.CancelScope())
+    calls: list[str] = []
+    real_cancel = backend.cancel
+
+    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
+        calls.append(reason or "")
+        real_cancel(self, reason)
+
+    monkeypatch.setattr(backend, "cancel", cancel)
+    return calls
+
+
 @pytest.mark.requirement("PERTURN-009")
 @pytest.mark.anyio
 @pytest.mark.parametrize("stall_after", [None, 30.0])
 async def test_a_model_call_ends_without_cancelling_a_scope(
-    stall_after: float | None, monkeypatch: pytest.MonkeyPatch
+    stall_after: float | None, cancels: list[str]
 ) -> None:
     """The progress watch beside each model call stops when the stream is done; it is not
     cancelled (anyio's `CancelScope.cancel()` formats the calling task's repr, every call)."""
-    backend = type(anyio.CancelScope())
-    cancels: list[str] = []
-    real_cancel = backend.cancel
-
-    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
-        cancels.append(reason or "")
-        real_cancel(self, reason)
-
     script = [start(), *text("two ", "model calls"), usage(), finish()]
     provider = FakeProvider(script, script)
     policy = RetryPolicy(stall_notice_after=stall_after)
-    monkeypatch.setattr(backend, "cancel", cancel)
     with anyio.fail_after(30):
         for _ in range(2):
             result = await Turn(make_request(provider, RecordingSink(), policy=policy)).run()
@@ -239,21 +245,12 @@ class _Editor:
 @pytest.mark.requirement("PERTURN-009")
 @pytest.mark.anyio
 async def test_a_turns_sink_stops_its_writer_without_cancelling_a_scope(
-    monkeypatch: pytest.MonkeyPatch,
+    cancels: list[str],
 ) -> None:
     """Leaving `running()` with everything written ends the chunk writer by waking it, not by
     cancelling its task group; every chunk is still on the wire first (AGENT-ORDER-001)."""
-    backend = type(anyio.CancelScope())
-    cancels: list[str] = []
-    real_cancel = backend.cancel
-
-    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
-        cancels.append(reason or "")
-        real_cancel(self, reason)
-
     editor = _Editor()
     sink = PeerTurnSink(editor, "s")  # type: ignore[arg-type]
-    monkeypatch.setattr(backend, "cancel", cancel)
     with anyio.fail_after(30):
         for turn in range(3):
             async with sink.running():
