@@ -10,8 +10,9 @@ committed when its call returns (it survives the process being killed); only tho
 depends on are also fsynced then (SESS-001): a new session, a turn's start with its prompt,
 and a tool call's effect key. The others (kept messages, what tool calls showed, a turn's end)
 reach the disk with the next of those, or when the store is closed: the end of a turn costs
-no fsync (issue 15.2). Row reading and the turn-level writes live in `_turn_rows`, the
-session rows in `_session_table`, the file and its transactions in `_store_file`.
+no fsync (issue 15.2). The turn-level writes live in `_turn_writes`, their reading in
+`_turn_rows`, the session rows in `_session_table`, the file and its transactions in
+`_store_file`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import TypeVar
 from acp_bridge._json import JsonObject
 from acp_bridge.providers import Message, UserTurn
 from acp_bridge.sessions import _turn_rows as rows
+from acp_bridge.sessions import _turn_writes as writes
 from acp_bridge.sessions._codec import dumps
 from acp_bridge.sessions._effect_rows import earlier_effect_keys, effects_before
 from acp_bridge.sessions._owner import Owner
@@ -67,7 +69,7 @@ class SessionStore(SessionTable):
         """
         with self._write(durable=True) as db:
             self._check_owner(db, session_id, owner, allow_free=False, missing_raises=True)
-            start = rows.insert_turn(db, session_id, prompt, message)
+            start = writes.insert_turn(db, session_id, prompt, message)
             db.execute(
                 "UPDATE sessions SET updated_at = ?, heartbeat_at = ? WHERE session_id = ?",
                 (time.time(), time.time(), session_id),
@@ -90,7 +92,7 @@ class SessionStore(SessionTable):
         `usage` (the session's last usage_update, USAGE-006) is kept in the same
         transaction when given."""
         with self._write() as db:
-            rows.end_turn(
+            writes.end_turn(
                 db, session_id, seq, state, stop_reason=stop_reason, note=note, answered=answered
             )
             if usage is None:
@@ -122,13 +124,13 @@ class SessionStore(SessionTable):
         """Appends a message to the session's history (with what it showed, for a kept
         model call)."""
         with self._write() as db:
-            rows.insert_message(db, session_id, turn_seq, message, model_call)
+            writes.insert_message(db, session_id, turn_seq, message, model_call)
 
     def add_compaction(self, session_id: str, turn_seq: int, record: CompactionRecord) -> None:
         """Journals a compaction among the messages (COMPACT-005): the history read back
         from here on is the compacted one."""
         with self._write() as db:
-            rows.insert_compaction(db, session_id, turn_seq, record)
+            writes.insert_compaction(db, session_id, turn_seq, record)
 
     def save_tool_call(
         self, session_id: str, turn_seq: int, call: StoredToolCall, *, durable: bool = False
@@ -136,7 +138,7 @@ class SessionStore(SessionTable):
         """Writes the tool call's current state (insert or replace); `durable`: on disk when
         it returns (its effect key, before the ledger records it started: SESS-011)."""
         with self._write(durable=durable) as db:
-            rows.save_tool_call(db, session_id, turn_seq, call)
+            writes.save_tool_call(db, session_id, turn_seq, call)
 
     def settle_interrupted(
         self,
@@ -150,10 +152,10 @@ class SessionStore(SessionTable):
         results of its last round (when none were kept), the turn `interrupted`."""
         with self._write() as db:
             for call in tool_calls:
-                rows.save_tool_call(db, session_id, seq, call)
+                writes.save_tool_call(db, session_id, seq, call)
             if results is not None:
-                rows.insert_message(db, session_id, seq, results, None)
-            rows.end_turn(db, session_id, seq, TurnState.INTERRUPTED, note=note)
+                writes.insert_message(db, session_id, seq, results, None)
+            writes.end_turn(db, session_id, seq, TurnState.INTERRUPTED, note=note)
 
     # -- reading -------------------------------------------------------------------------
 
