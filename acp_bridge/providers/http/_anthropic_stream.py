@@ -30,15 +30,15 @@ from acp_bridge.providers._events import (
 )
 from acp_bridge.providers._text import SurrogateJoiner
 from acp_bridge.providers.http._classify import error_from_payload
+from acp_bridge.providers.http._event_decoder import EventDecoder
 from acp_bridge.providers.http._payload import (
     as_int,
     as_object,
     as_str,
     complete_tool_call,
     frame_json,
-    raw_json_error,
 )
-from acp_bridge.providers.http._sse import RawJson, SseEvent, SseItem
+from acp_bridge.providers.http._sse import SseEvent
 
 __all__ = ["AnthropicStreamDecoder"]
 
@@ -64,39 +64,25 @@ class _ToolBlock:
     unusable: ModelStreamError | None = None  # arguments that did not parse, held to the end
 
 
-class AnthropicStreamDecoder:
+class AnthropicStreamDecoder(EventDecoder):
     """One attempt's decoder; see the module docstring for the rules."""
 
     def __init__(
         self, *, model: str, provider: str = "anthropic", secret: str | None = None
     ) -> None:
+        super().__init__(provider, secret)
         self._model = model
-        self._provider = provider
-        self._secret = secret
         self._tools: dict[int, _ToolBlock] = {}
         self._tool_count = 0
         self._usage: dict[str, int] = {}
         self._stop_reason: str | None = None
         self._message_id: str | None = None
-        self._done = False
         # TURN-TEXT-001: a surrogate pair split across two deltas is joined, per channel.
         self._text = SurrogateJoiner()
         self._thought = SurrogateJoiner()
 
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    def feed_data(self, data: str) -> list[StreamEvent]:
-        """`feed` of a plain event (see `StreamDecoder.feed_data`)."""
-        return self.feed(SseEvent(data))
-
-    def feed(self, item: SseItem) -> list[StreamEvent]:
-        if self._done:
-            return []
-        if isinstance(item, RawJson):
-            raise raw_json_error(self._provider, item, secret=self._secret)
-        if not isinstance(item, SseEvent) or not item.data.strip():
+    def _event(self, item: SseEvent) -> list[StreamEvent]:
+        if not item.data.strip():
             return []
         payload = as_object(frame_json(self._provider, item))
         kind = as_str(payload.get("type")) or item.event

@@ -30,6 +30,7 @@ from acp_bridge.providers._events import (
 )
 from acp_bridge.providers._text import SurrogateJoiner
 from acp_bridge.providers.http._classify import error_from_payload
+from acp_bridge.providers.http._event_decoder import EventDecoder
 from acp_bridge.providers.http._payload import (
     as_int,
     as_list,
@@ -37,9 +38,8 @@ from acp_bridge.providers.http._payload import (
     as_str,
     complete_tool_call,
     frame_json,
-    raw_json_error,
 )
-from acp_bridge.providers.http._sse import RawJson, SseEvent, SseItem
+from acp_bridge.providers.http._sse import SseEvent
 
 __all__ = ["GeminiStreamDecoder"]
 
@@ -62,13 +62,12 @@ _MALFORMED_CALL = frozenset(
 )
 
 
-class GeminiStreamDecoder:
+class GeminiStreamDecoder(EventDecoder):
     """One attempt's decoder; see the module docstring for the rules."""
 
     def __init__(self, *, model: str, provider: str = "gemini", secret: str | None = None) -> None:
+        super().__init__(provider, secret)
         self._model = model
-        self._provider = provider
-        self._secret = secret
         self._started = False
         self._response_id: str | None = None
         self._id_seed: str | None = None
@@ -76,25 +75,12 @@ class GeminiStreamDecoder:
         self._finish_raw: str | None = None
         self._blocked: str | None = None
         self._usage: Usage | None = None
-        self._done = False
         # TURN-TEXT-001: a surrogate pair split across two events is joined, per channel.
         self._text = SurrogateJoiner()
         self._thought = SurrogateJoiner()
 
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    def feed_data(self, data: str) -> list[StreamEvent]:
-        """`feed` of a plain event (see `StreamDecoder.feed_data`)."""
-        return self.feed(SseEvent(data))
-
-    def feed(self, item: SseItem) -> list[StreamEvent]:
-        if self._done:
-            return []
-        if isinstance(item, RawJson):
-            raise raw_json_error(self._provider, item, secret=self._secret)
-        if not isinstance(item, SseEvent) or not item.data.strip():
+    def _event(self, item: SseEvent) -> list[StreamEvent]:
+        if not item.data.strip():
             return []
         payload = frame_json(self._provider, item)
         if isinstance(payload, list) or (isinstance(payload, dict) and "error" in payload):
