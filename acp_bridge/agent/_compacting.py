@@ -24,6 +24,7 @@ from acp_bridge.turn import (
     ContextBudget,
     NoJournal,
     StopReason,
+    SummaryCall,
     TurnFailed,
     TurnRequest,
     TurnResult,
@@ -81,9 +82,10 @@ class CompactCommand:
     def __init__(self, request: TurnRequest) -> None:
         self.request = request
         self.id_prefix = request.id_prefix or request.turn_id
+        self.summaries: list[SummaryCall] = []
 
     def result(self, stop_reason: StopReason) -> TurnResult:
-        return TurnResult(stop_reason, 0, 0, (), ())
+        return TurnResult(stop_reason, 0, 0, (), (), tuple(self.summaries))
 
     async def run(self) -> TurnResult:
         request = self.request
@@ -104,6 +106,7 @@ class CompactCommand:
                 policy=request.policy,
                 sleep=request.sleep,
                 random=request.random,
+                summaries=self.summaries,
             )
         except CompactionFailed as error:
             give_up = "not_retryable" if error.give_up is None else error.give_up.value

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from acp_bridge.turn._retry import GiveUp, RetryDecision, RetryPolicy, TurnFailed
     from acp_bridge.turn._runner import Turn, run_turn
     from acp_bridge.turn._store_file import StoreFileProblem, file_problem, newer_schema
-    from acp_bridge.turn._summary import SUMMARY_SYSTEM, CompactionFailed
+    from acp_bridge.turn._summary import SUMMARY_SYSTEM, CompactionFailed, SummaryCall
     from acp_bridge.turn._tool_tracker import ToolRun
     from acp_bridge.turn._updates import (
         AgentText,
@@ -115,6 +115,7 @@ __all__ = [
     "SessionMode",
     "StopReason",
     "StoreFileProblem",
+    "SummaryCall",
     "TaggedEvent",
     "ToolCallChanged",
     "ToolCallShown",

@@ -21,7 +21,7 @@ from acp_bridge.providers import Message, ModelProvider
 from acp_bridge.turn._budget import ContextBudget
 from acp_bridge.turn._compaction import CompactionRecord, compacted_history, plan_compaction
 from acp_bridge.turn._retry import RetryPolicy
-from acp_bridge.turn._summary import CompactionFailed, summarise
+from acp_bridge.turn._summary import CompactionFailed, SummaryCall, summarise
 from acp_bridge.turn._updates import AttemptUsage, CompactionShown, TurnSink, UsageReport
 from acp_bridge.turn._watch import ProgressWatch
 
@@ -45,13 +45,15 @@ async def compact(
     watch: ProgressWatch | None = None,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     random: Callable[[], float] | None = None,
+    summaries: list[SummaryCall] | None = None,
 ) -> CompactionRecord | None:
     """Compacts `history` in place; None when there is nothing to summarise.
 
     `watch`: the progress clock of the model call the compaction serves (an overflow's
     recovery), so its waiting counts there; else the summary call has its own (WAIT-003).
     Raises `CompactionFailed` (after a `failed` update); a cancellation sends `cancelled`
-    and propagates. The history is unchanged unless the record was journaled.
+    and propagates. The history is unchanged unless the record was journaled. The summary
+    call, once made, is appended to `summaries` whatever its outcome (COMPACT-014).
     """
     plan = plan_compaction(
         history,
@@ -101,6 +103,9 @@ async def compact(
                 UsageReport(before_model_call, None, tuple(billed), compaction_id=compaction_id)
             )
         raise
+    finally:
+        if summaries is not None and billed:
+            summaries.append(SummaryCall(compaction_id, trigger, before_model_call, tuple(billed)))
     history[:] = compacted_history(summary, history[len(history) - kept :])
     budget.estimate(history)  # until the next usage says
     await sink.send_update(

@@ -7,7 +7,7 @@ import enum
 import random as _random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -28,6 +28,9 @@ from acp_bridge.turn._permission import PermissionMemory, SessionMode
 from acp_bridge.turn._retry import RetryPolicy
 from acp_bridge.turn._tool_tracker import ToolRun
 from acp_bridge.turn._updates import TurnSink
+
+if TYPE_CHECKING:  # the summary call's module is the compactor's, imported when it runs
+    from acp_bridge.turn._summary import SummaryCall
 
 __all__ = [
     "AttemptReport",
@@ -179,15 +182,19 @@ class TurnResult:
     retries: int
     attempts: tuple[AttemptReport, ...]
     tool_runs: tuple[ToolRun, ...]
+    summaries: tuple[SummaryCall, ...] = ()  # the compactions' summary calls (COMPACT-014)
 
     @property
     def billed_attempts(self) -> int:
+        """The billed attempts of the turn's model calls (the summary calls' are apart)."""
         return sum(1 for a in self.attempts if a.billed)
 
     @property
     def usage(self) -> Usage:
-        """Usage summed over every attempt, abandoned ones included (they cost too)."""
+        """Usage summed over every attempt, abandoned ones and summary calls' included (they
+        cost too)."""
         reports = [a.usage for a in self.attempts if a.usage is not None]
+        reports += [a.usage for s in self.summaries for a in s.attempts if a.usage is not None]
         return Usage(
             input_tokens=sum(u.input_tokens for u in reports),
             output_tokens=sum(u.output_tokens for u in reports),

@@ -118,6 +118,7 @@ class Turn:
                 for a in call.attempts
             ),
             tool_runs=tuple(self.batch.runs),
+            summaries=tuple(self.caller.compaction.summaries),
         )
 
     # -- the tool loop -------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import random as _random
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 import anyio
 
@@ -45,7 +46,7 @@ from acp_bridge.turn._updates import (
 )
 from acp_bridge.turn._watch import ProgressWatch, run_watched, wait_exceeded
 
-__all__ = ["SUMMARY_SYSTEM", "CompactionFailed", "summarise"]
+__all__ = ["SUMMARY_SYSTEM", "CompactionFailed", "SummaryCall", "summarise"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +62,22 @@ SUMMARY_SYSTEM = (
 )
 _SHRINKS = 3  # times a summary request that overflowed is sent again with half the transcript
 _NO_PROGRESS = (StreamStart, Usage)  # as for a model call: opening a stream is no progress
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryCall:
+    """The summary call of one compaction, as the prompt response reports it: every attempt
+    sent to the provider, abandoned ones included (COMPACT-012, COMPACT-014). It is no model
+    call of the turn: `model_call` is the one it ran before or recovered (0 for `/compact`)."""
+
+    compaction_id: str
+    trigger: str
+    model_call: int
+    attempts: tuple[AttemptUsage, ...]
+
+    @property
+    def billed_attempts(self) -> int:
+        return sum(1 for a in self.attempts if a.billed)
 
 
 class CompactionFailed(Exception):
@@ -127,7 +144,14 @@ async def summarise(
                 raise CompactionFailed("the model answered the summary request with no text")
             bill.state = "completed"
             return summary
+        except CompactionFailed:
+            bill.reason = "empty_summary"
+            raise
+        except anyio.get_cancelled_exc_class():
+            bill.reason = "cancelled"
+            raise
         except ModelStreamError as error:
+            bill.reason = error.kind.value
             broke_shown = bool(parts)
             if parts:
                 # The partial summary is dropped, as a broken message is (COMPACT-006).
@@ -155,19 +179,22 @@ async def summarise(
             )
             await sleep(decision.delay)
         finally:
-            billed.append(AttemptUsage(bill.attempt, bill.state, bill.usage, bill.received))
+            billed.append(
+                AttemptUsage(bill.attempt, bill.state, bill.usage, bill.received, bill.reason)
+            )
 
 
 class _Bill:
     """What one summary attempt was billed, as it streams."""
 
-    __slots__ = ("attempt", "received", "state", "usage")
+    __slots__ = ("attempt", "reason", "received", "state", "usage")
 
     def __init__(self, attempt: int) -> None:
         self.attempt = attempt
         self.state = "abandoned"
         self.usage: Usage | None = None
         self.received = False
+        self.reason: str | None = None
 
 
 class _Attempt:

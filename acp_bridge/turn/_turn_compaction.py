@@ -18,7 +18,7 @@ from acp_bridge.turn._compaction import CompactionRecord
 from acp_bridge.turn._compactor import compact
 from acp_bridge.turn._request import NoJournal, TurnRequest
 from acp_bridge.turn._retry import GiveUp, TurnFailed
-from acp_bridge.turn._summary import CompactionFailed
+from acp_bridge.turn._summary import CompactionFailed, SummaryCall
 from acp_bridge.turn._watch import ProgressWatch
 
 __all__ = ["TurnCompaction"]
@@ -35,6 +35,7 @@ class TurnCompaction:
         self.request = request
         self.id_prefix = id_prefix
         self.records: list[CompactionRecord] = []
+        self.summaries: list[SummaryCall] = []  # every summary call made, for the report
         self._made = 0
         self._recoveries: dict[int, int] = {}
 
@@ -111,6 +112,7 @@ class TurnCompaction:
             watch=watch,
             sleep=request.sleep,
             random=request.random,
+            summaries=self.summaries,
         )
         if record is not None:
             self.records.append(record)

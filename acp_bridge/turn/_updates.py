@@ -111,12 +111,14 @@ class ToolCallChanged:
 
 @dataclass(frozen=True, slots=True)
 class AttemptUsage:
-    """What one attempt of a model call was billed (None: the provider reported nothing)."""
+    """What one attempt of a model call was billed (None: the provider reported nothing).
+    `reason`: why an abandoned attempt was abandoned (None when it is not known)."""
 
     attempt: int
     state: str
     usage: Usage | None
     billed: bool
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
