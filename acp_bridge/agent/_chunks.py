@@ -14,12 +14,13 @@ from typing import TypeGuard
 
 from acp_bridge._json import JsonObject
 from acp_bridge.turn import AgentText, AgentThought, TurnUpdate
-from acp_bridge.wire import encode
+from acp_bridge.wire import encode, loads
 
 __all__ = [
     "MAX_QUEUED_CHARS",
     "MAX_QUEUED_PIECES",
     "ChunkBuffer",
+    "ChunkLines",
     "chunk_params",
     "chunk_template",
     "queueable",
@@ -57,6 +58,37 @@ def chunk_template(session_id: str, chunk: AgentText | AgentThought) -> tuple[st
     line = encode({"jsonrpc": "2.0", "method": "session/update", "params": params}).decode()
     before, after = line.split(encode_basestring(marker), 1)
     return before, after
+
+
+class ChunkLines:
+    """The JSON-RPC lines of one session's chunks, each message's template built once."""
+
+    __slots__ = ("_session_id", "_templates")
+
+    def __init__(self, session_id: str) -> None:
+        self._session_id = session_id
+        self._templates: dict[tuple[type, str], tuple[str, str]] = {}
+
+    def line(
+        self, kind: type[AgentText | AgentThought], message_id: str, text: str
+    ) -> bytes | None:
+        """The line of a chunk (without a reset marker); None when the text holds a lone
+        surrogate, which only the general encoder writes (escaped)."""
+        key = (kind, message_id)
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = chunk_template(self._session_id, kind("", message_id))
+        try:
+            return (template[0] + encode_basestring(text) + template[1]).encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+
+    @staticmethod
+    def message(line: bytes) -> JsonObject:
+        """The message a line encodes (for the tracer, off the hot path)."""
+        message = loads(line.decode())
+        assert isinstance(message, dict)
+        return message
 
 
 def queueable(update: TurnUpdate) -> TypeGuard[AgentText | AgentThought]:
@@ -105,6 +137,14 @@ class ChunkBuffer:
             items.append((kind, chunk.message_id, [chunk.text]))
 
     def take(self) -> list[AgentText | AgentThought]:
+        return [kind(text=text, message_id=mid) for kind, mid, text in self.take_runs()]
+
+    def take_runs(self) -> list[tuple[type[AgentText | AgentThought], str, str]]:
+        """Empties the queue: its chunks as (kind, message id, text), merged as `take`'s,
+        without building a chunk object per run (the writer's per-batch path)."""
         items, self._items = self._items, []
         self.size = self.pieces = 0
-        return [kind(text="".join(parts), message_id=mid) for kind, mid, parts in items]
+        return [
+            (kind, mid, parts[0] if len(parts) == 1 else "".join(parts))
+            for kind, mid, parts in items
+        ]

@@ -20,13 +20,12 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
-from json.encoder import encode_basestring
 from typing import TYPE_CHECKING
 
 import anyio
 
 from acp_bridge._json import JsonObject
-from acp_bridge.agent._chunks import ChunkBuffer, chunk_params, chunk_template, queueable
+from acp_bridge.agent._chunks import ChunkBuffer, ChunkLines, chunk_params, queueable
 from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
 from acp_bridge.errors import PeerError, PeerGone
@@ -78,7 +77,7 @@ class PeerTurnSink:
         self._session_id = session_id
         self._live = live or LiveUpdates("")
         self._buffer = ChunkBuffer(merge=merge)
-        self._templates: dict[tuple[type, str], tuple[str, str]] = {}
+        self._lines = ChunkLines(session_id)
         self._wake = anyio.Event()
         self._idle = anyio.Event()
         self._idle.set()
@@ -127,8 +126,7 @@ class PeerTurnSink:
                     return  # the turn is over and everything is written
                 self._wake = anyio.Event()
                 while self._buffer:
-                    for chunk in self._buffer.take():
-                        await self._write_chunk(chunk)
+                    await self._write_runs(self._buffer.take_runs())
                 self._idle.set()
         except Exception as exc:  # the editor went away: hand the error to the turn
             self._failure = exc
@@ -147,28 +145,37 @@ class PeerTurnSink:
         if self._failure is not None:
             raise self._failure
 
+    async def _write_runs(
+        self, runs: list[tuple[type[AgentText | AgentThought], str, str]]
+    ) -> None:
+        """Writes the chunks a batch took from the queue, one line each, all the lines in
+        one write (one lock and one system call for the batch, merging on or off)."""
+        lines: list[bytes] = []
+        for kind, message_id, text in runs:
+            line = self._lines.line(kind, message_id, text)
+            if line is None:  # a lone surrogate: written alone, in its place
+                await self._write_lines(lines)
+                lines = []
+                await self._write_chunk(kind(text, message_id))
+            else:
+                lines.append(line)
+        await self._write_lines(lines)
+
+    async def _write_lines(self, lines: list[bytes]) -> None:
+        if len(lines) == 1:
+            line = lines[0]
+            await self._peer.notify_encoded(line, lambda: ChunkLines.message(line))
+        elif lines:
+            await self._peer.notify_lines(lines)
+
     async def _write_chunk(self, chunk: AgentText | AgentThought) -> None:
-        if isinstance(chunk, AgentText) and chunk.reset is not None:
+        line = None
+        if not (isinstance(chunk, AgentText) and chunk.reset is not None):
+            line = self._lines.line(type(chunk), chunk.message_id, chunk.text)
+        if line is None:  # a reset chunk, or a lone surrogate: the general encoder
             await self._peer.notify("session/update", chunk_params(self._session_id, chunk))
-            return
-        key = (type(chunk), chunk.message_id)
-        template = self._templates.get(key)
-        if template is None:
-            template = self._templates[key] = chunk_template(self._session_id, chunk)
-        try:
-            line = (template[0] + encode_basestring(chunk.text) + template[1]).encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: the general encoder escapes it
-            await self._peer.notify("session/update", chunk_params(self._session_id, chunk))
-            return
-        session_id = self._session_id
-        await self._peer.notify_encoded(
-            line,
-            lambda: {
-                "jsonrpc": "2.0",
-                "method": "session/update",
-                "params": chunk_params(session_id, chunk),
-            },
-        )
+        else:
+            await self._write_lines([line])
 
     # -- TurnSink ------------------------------------------------------------------------
 

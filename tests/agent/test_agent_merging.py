@@ -42,6 +42,10 @@ class _BusyEditor:
         assert line == encode(message())  # the template line is the general encoder's
         await self._write(json.loads(line))
 
+    async def notify_lines(self, lines: list[bytes]) -> None:
+        for line in lines:  # one write of several lines, each one notification
+            await self._write(json.loads(line))
+
     async def _write(self, message: dict[str, Any]) -> None:
         self._wire.check(message)
         self.started.set()

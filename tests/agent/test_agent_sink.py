@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
@@ -89,6 +90,11 @@ class _GonePeer:
         built = message()
         assert encode(built) == line
         await self.notify(built["method"], built["params"])
+
+    async def notify_lines(self, lines: list[bytes]) -> None:
+        for line in lines:
+            built = json.loads(line)
+            await self.notify(built["method"], built["params"])
 
 
 @pytest.mark.anyio

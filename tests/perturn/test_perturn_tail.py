@@ -241,6 +241,9 @@ class _Editor:
     async def notify_encoded(self, line: bytes, message: object) -> None:
         self.lines.append(line)
 
+    async def notify_lines(self, lines: list[bytes]) -> None:
+        self.lines.extend(lines)
+
 
 @pytest.mark.requirement("PERTURN-009")
 @pytest.mark.anyio

@@ -5,12 +5,11 @@ measured by benchmarks/rss_runaway.py."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
-
 import pytest
-
 from loopback_http import LoopbackServer, Reply, Send, WaitFor, drain, sse
 
 from acp_bridge.agent._chunks import MAX_QUEUED_CHARS
@@ -62,6 +61,10 @@ class _StalledEditor:
 
     async def notify_encoded(self, line: bytes, message: Any) -> None:
         await self.notify("session/update", message()["params"])
+
+    async def notify_lines(self, lines: list[bytes]) -> None:
+        for line in lines:
+            await self.notify("session/update", json.loads(line)["params"])
 
 
 @pytest.mark.requirement("ROBUST-BP-001")
