@@ -9,6 +9,9 @@ told exactly which lines it got and where to continue (PERF-BIG-003).
 `write_file {path, content}` replaces or creates the file, creating missing parent
 directories; its preview carries the diff (old text None for a new file) the user approves.
 Writing the same content twice leaves the same file: the tool is idempotent by nature.
+The run replaces the file whatever it holds then, so it has no reason to read it again: it
+reports the diff its preview read and showed (PERF-BIG-006), and reads the file only when
+it runs without a preview of the same call.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from acp_bridge.tools._base import (
     ToolPreview,
 )
 from acp_bridge.tools._fs import editor_for_read, read_existing, read_text, write_text
-from acp_bridge.tools._paths import resolve_path
+from acp_bridge.tools._paths import WorkspacePath, resolve_path
 from acp_bridge.tools._text import ToolLimits, truncate_head, truncation_marker
 
 __all__ = ["ReadFile", "WriteFile"]
@@ -165,6 +168,15 @@ def _first_lines(text: str, count: int) -> tuple[str, bool]:
 
 
 @dataclass(frozen=True, slots=True)
+class _PreviewedWrite:
+    """What a write's preview read, left in `ToolContext.memo` for its run."""
+
+    path: str
+    content: str
+    old_text: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class WriteFile:
     """Create or replace a whole file."""
 
@@ -188,6 +200,7 @@ class WriteFile:
         content = required_str(arguments, "content", allow_empty=True)
         old_text = await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
         path = str(where.path)
+        ctx.memo[self.name] = _PreviewedWrite(path, content, old_text)
         return ToolPreview(
             title=f"Write {where.display}",
             kind=self.kind,
@@ -200,7 +213,7 @@ class WriteFile:
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
         where = resolve_path(required_str(arguments, "path"), ctx)
         content = required_str(arguments, "content", allow_empty=True)
-        old_text = await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
+        old_text = await self._old_text(where, content, ctx)
         logger.debug("write_file %s (effect %s)", where.path, ctx.effect_key)
         await write_text(ctx, where, content)
         size = len(content.encode("utf-8"))
@@ -212,3 +225,15 @@ class WriteFile:
             content=(DiffContent(path=path, new_text=content, old_text=old_text),),
             raw_output={"path": path, "bytes": size, "created": old_text is None},
         )
+
+    async def _old_text(self, where: WorkspacePath, content: str, ctx: ToolContext) -> str | None:
+        """The text the file held: what the preview of this very call read and showed (the
+        diff the user approved), else (a run with no preview) what it holds now."""
+        previewed = ctx.memo.pop(self.name, None)
+        if (
+            isinstance(previewed, _PreviewedWrite)
+            and previewed.path == str(where.path)
+            and (previewed.content is content or previewed.content == content)
+        ):
+            return previewed.old_text
+        return await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)

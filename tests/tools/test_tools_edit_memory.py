@@ -1,4 +1,5 @@
-"""An edit of a big file holds its old and new text once (issue 15 item 5, PERF-BIG-005).
+"""An edit of a big file holds its old and new text once (issue 15 item 5, PERF-BIG-005);
+a write never reads the file again at run time (PERF-BIG-006).
 
 The run reuses the texts its preview computed when the file still holds what the preview
 read (compared a slice at a time, never read whole again), and a worker thread never keeps a
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_bridge.tools import DiffContent, EditFile
+from acp_bridge.tools import DiffContent, EditFile, WriteFile
 from acp_bridge.tools._paths import resolve_path
 from acp_bridge.tools._unchanged import local_holds
 
@@ -127,3 +128,58 @@ async def test_the_unchanged_check_compares_every_byte(
 @pytest.mark.requirement("PERF-BIG-005")
 async def test_a_missing_file_is_not_unchanged(workspace: Path, make_ctx) -> None:
     assert local_holds(resolve_path("gone.txt", make_ctx()), "", 1 << 30) is False
+
+
+@pytest.mark.requirement("PERF-BIG-006")
+async def test_a_write_runs_without_reading_the_file_again(
+    workspace: Path, make_ctx, make_editor, traced: None
+) -> None:
+    big = workspace / "big.txt"
+    _write_big(big)
+    size = big.stat().st_size
+    content = "a new file\n" * (SIZE // 11)
+    arguments = {"path": "big.txt", "content": content}
+    tool = WriteFile()
+    ctx = make_ctx()
+    preview = await tool.preview(arguments, ctx)
+    start = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    outcome = await tool.run(arguments, ctx)
+    peak = tracemalloc.get_traced_memory()[1] - start
+    assert big.read_text(encoding="utf-8") == content
+    (shown,) = preview.content
+    (done,) = outcome.content
+    assert isinstance(shown, DiffContent)
+    assert isinstance(done, DiffContent)
+    # The run reports the diff the preview read and showed: the very same texts.
+    assert done.old_text is shown.old_text
+    assert done.new_text is shown.new_text
+    assert outcome.raw_output == {"path": str(big), "bytes": len(content), "created": False}
+    # The write encodes the new text (1x); reading the file again whole (its bytes, then its
+    # text) would add 2x the file.
+    assert peak <= 1.5 * size, f"peak {peak / size:.2f}x the file"
+    # Through the editor, the preview is the one fs/read_text_file of the call.
+    editor = make_editor()
+    ctx = make_ctx(editor)
+    arguments = {"path": "notes.txt", "content": "rewritten\n"}
+    await tool.preview(arguments, ctx)
+    outcome = await tool.run(arguments, ctx)
+    assert [m for m, _ in editor.calls] == ["fs/read_text_file", "fs/write_text_file"]
+    assert outcome.for_model == "Wrote notes.txt (10 bytes, 1 lines)."
+
+
+@pytest.mark.requirement("PERF-BIG-006")
+async def test_a_write_without_its_preview_reads_what_it_replaces(
+    workspace: Path, make_ctx
+) -> None:
+    tool = WriteFile()
+    ctx = make_ctx()
+    await tool.preview({"path": "notes.txt", "content": "previewed\n"}, ctx)
+    other = {"path": "notes.txt", "content": "another call\n"}  # not the previewed call
+    outcome = await tool.run(other, ctx)
+    (done,) = outcome.content
+    assert isinstance(done, DiffContent)
+    assert done.old_text == "one\ntwo\nthree\n"
+    created = await tool.run({"path": "fresh.txt", "content": "x\n"}, make_ctx())
+    assert created.raw_output["created"] is True
+    assert created.for_model == "Created fresh.txt (2 bytes, 1 lines)."
