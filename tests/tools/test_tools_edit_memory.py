@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_bridge.tools import DiffContent, EditFile, WriteFile
+from acp_bridge.tools import DiffContent, EditFile, ToolOutcome, ToolPreview, WriteFile
 from acp_bridge.tools._paths import resolve_path
 from acp_bridge.tools._unchanged import local_holds
 
@@ -31,6 +31,16 @@ def _write_big(path: Path) -> None:
     lines = [line.format(n) for n in range(count)]
     lines[count // 2] = "NEEDLE_LINE\n"
     path.write_text("".join(lines), encoding="utf-8")
+
+
+def _assert_same_diff(preview: ToolPreview, outcome: ToolOutcome) -> None:
+    """The run's diff is the preview's: the very same texts, not equal copies."""
+    (shown,) = preview.content
+    (done,) = outcome.content
+    assert isinstance(shown, DiffContent)
+    assert isinstance(done, DiffContent)
+    assert done.new_text is shown.new_text
+    assert done.old_text is shown.old_text
 
 
 @pytest.fixture
@@ -61,13 +71,7 @@ async def test_a_big_edit_holds_its_old_and_new_text_once(
     peak = tracemalloc.get_traced_memory()[1] - start
     assert outcome.ok
     assert "EDITED_LINE" in big.read_text(encoding="utf-8")
-    (shown,) = preview.content
-    (done,) = outcome.content
-    assert isinstance(shown, DiffContent)
-    assert isinstance(done, DiffContent)
-    # The run's diff is the preview's: the very same texts, not equal copies.
-    assert done.new_text is shown.new_text
-    assert done.old_text is shown.old_text
+    _assert_same_diff(preview, outcome)
     # Old and new text (2x), plus slices of a few 100 KB while comparing and writing; reading
     # the file again whole, or a thread keeping its bytes, would add 2-3x the file.
     assert peak <= 2.5 * size, f"peak {peak / size:.2f}x the file"
@@ -147,13 +151,7 @@ async def test_a_write_runs_without_reading_the_file_again(
     outcome = await tool.run(arguments, ctx)
     peak = tracemalloc.get_traced_memory()[1] - start
     assert big.read_text(encoding="utf-8") == content
-    (shown,) = preview.content
-    (done,) = outcome.content
-    assert isinstance(shown, DiffContent)
-    assert isinstance(done, DiffContent)
-    # The run reports the diff the preview read and showed: the very same texts.
-    assert done.old_text is shown.old_text
-    assert done.new_text is shown.new_text
+    _assert_same_diff(preview, outcome)
     assert outcome.raw_output == {"path": str(big), "bytes": len(content), "created": False}
     # The write encodes the new text (1x); reading the file again whole (its bytes, then its
     # text) would add 2x the file.
