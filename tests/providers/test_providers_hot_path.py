@@ -117,16 +117,99 @@ def test_plain_chunks_decode_as_the_general_path_does(
         chunks.append(raw[position:])
     elif bom and chunks:
         chunks[0] = "\ufeff".encode() + chunks[0]
-    fast, slow = SseDecoder(), SseDecoder()
+    fast = SseDecoder()
     fast_data: list[str] = []
-    slow_data: list[str] = []
     for chunk in chunks:
         data = fast.plain(chunk)
         if data is not None:
             fast_data.append(data)
         else:
             fast_data += [i.data for i in fast.feed(chunk) if isinstance(i, SseEvent)]
-        slow_data += [i.data for i in slow.feed(chunk) if isinstance(i, SseEvent)]
     fast_data += [i.data for i in fast.end() if isinstance(i, SseEvent)]
-    slow_data += [i.data for i in slow.end() if isinstance(i, SseEvent)]
-    assert fast_data == slow_data
+    assert fast_data == [i.data for i in _reference(raw) if isinstance(i, SseEvent)]
+
+
+def _reference(body: bytes) -> list[Any]:
+    """The general path's items for a whole body: fed as one text, no fast path taken."""
+    reference = SseDecoder()
+    return reference.feed(body.decode("utf-8", "replace")) + reference.end()
+
+
+_events = st.one_of(
+    _datas.filter(lambda d: "\n" not in d and "\r" not in d).map(lambda d: f"data: {d}\n\n"),
+    _datas.filter(lambda d: "\n" not in d and "\r" not in d).map(lambda d: f"data:{d}\n\n"),
+    st.sampled_from(
+        [
+            ": ping\n\n",
+            "event: error\ndata: {}\n\n",
+            "data: a\r\n\r\n",
+            "id: 7\n",
+            "retry: 30\n",
+            "data: x\ndata: y\n\n",
+            "\n",
+            "data: caf\xe9\n\n",
+            '{"error": {"code": 500}}\n',
+        ]
+    ),
+)
+
+
+@pytest.mark.requirement("CHUNK-002")
+@given(
+    st.lists(_events, max_size=14),
+    st.lists(st.integers(1, 90), max_size=8),
+    st.booleans(),
+    st.booleans(),
+)
+def test_many_events_per_read_decode_as_the_general_path_does(
+    events: list[str], cuts: list[int], bom: bool, by_data: bool
+) -> None:
+    """One read carrying many events, cut anywhere (inside an event, inside a character):
+    `feed`, and `plain_events` then `feed`, give the general path's items, in order."""
+    raw = ("\ufeff" if bom else "").encode() + "".join(events).encode()
+    chunks, position = [], 0
+    for cut in cuts:
+        chunks.append(raw[position : position + cut])
+        position += cut
+    chunks.append(raw[position:])
+    decoder = SseDecoder()
+    got: list[Any] = []
+    for chunk in chunks:
+        datas = decoder.plain_events(chunk) if by_data else None
+        if datas is not None:
+            got += [SseEvent(d, id=decoder.last_event_id, retry=decoder.retry) for d in datas]
+        else:
+            got += decoder.feed(chunk)
+    got += decoder.end()
+    assert got == _reference(raw)
+
+
+@pytest.mark.requirement("CHUNK-002")
+def test_a_read_of_plain_events_is_split_once_and_its_cut_event_held() -> None:
+    events = [f'data: {{"n": {n}}}\n\n'.encode() for n in range(40)]
+    body = b"".join(events)
+    cut = len(body) - 7  # inside the last event
+    decoder = SseDecoder()
+    assert decoder.feed(b"data: first\n\n") == [SseEvent("first")]  # the stream's start
+    assert decoder.plain_events(body[:cut]) == [f'{{"n": {n}}}' for n in range(39)]
+    assert decoder.plain_events(body[cut:]) == ['{"n": 39}']
+    assert decoder.plain_events(b"data: 1\ndata: 2\n\n") is None  # not plain: nothing taken
+    assert decoder.feed(b"data: 1\ndata: 2\n\n") == [SseEvent("1\n2")]
+    big = b"data: " + b"x" * (100 * 1024)  # an event longer than the fast path holds
+    assert decoder.plain_events(big) is None
+    assert decoder.feed(big) == []
+    assert decoder.feed(b"\n\n") == [SseEvent("x" * (100 * 1024))]
+    assert decoder.end() == []
+
+
+@pytest.mark.requirement("CHUNK-002")
+def test_invalid_utf8_and_split_characters_decode_as_the_general_path_does() -> None:
+    raw = b"data: a\xff\xfeb\n\ndata: \xe2\x82\n\ndata: caf\xc3\xa9 \xf0\x9f\x98\x80\n\ndata: \xc3"
+    for cut in range(len(raw) + 1):
+        for second in range(cut, len(raw) + 1):
+            decoder = SseDecoder()
+            got = decoder.feed(b"data: start\n\n")
+            for chunk in (raw[:cut], raw[cut:second], raw[second:]):
+                got += decoder.feed(chunk)
+            got += decoder.end()
+            assert got == _reference(b"data: start\n\n" + raw), (cut, second)

@@ -64,6 +64,13 @@ class OpenAIStreamDecoder(EventDecoder):
         self._thought = SurrogateJoiner()
 
     def _event(self, item: SseEvent) -> list[StreamEvent]:
+        if item.event == "message" and not item.fields:
+            # A plain event (the per-event hot path): `feed_data`'s checks, no stripping.
+            chunk = whole_json_object(item.data)
+            if chunk is not None:
+                if chunk.get("error") or chunk.get("object") == "error":
+                    raise error_from_payload(self._provider, chunk, secret=self._secret)
+                return self._chunk(chunk)
         if "error" in item.fields:
             # Pre-2025 llama.cpp: a non-standard `error:` field (model-streams.md §1.6).
             raise error_from_payload(

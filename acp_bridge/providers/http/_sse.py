@@ -27,6 +27,9 @@ __all__ = ["RawJson", "SseComment", "SseDecoder", "SseEvent", "SseItem"]
 
 _LINE_END = re.compile(r"\r\n?|\n")
 _BOM = "\ufeff"
+_TAIL_MAX = 64 * 1024
+"""Most bytes of an unfinished event the fast path holds (a longer event takes the general
+path, which holds a huge line without re-joining it per read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +119,12 @@ class SseDecoder:
         self._raw: list[str] | None = None
         self._raw_balance = _JsonBalance()
         # True while nothing is pending between events (no partial line, no half-built
-        # event, no raw JSON, no undecoded UTF-8 bytes): then a chunk that is exactly one
-        # `data:` event can skip the line machinery (see `_single_event`).
+        # event, no raw JSON, no undecoded UTF-8 bytes): then a chunk that is only a
+        # run of `data:` events can skip the line machinery (see `_plain_datas`).
         self._idle = False
+        # The bytes after the last plain event a fast-path chunk held: the start of the next
+        # event, not yet fed to the line machinery (`_plain_datas`); at most `_TAIL_MAX`.
+        self._tail = b""
 
     @property
     def last_event_id(self) -> str | None:
@@ -131,12 +137,17 @@ class SseDecoder:
 
     def feed(self, chunk: bytes | str) -> list[SseItem]:
         if isinstance(chunk, bytes):
-            if self._idle and (event := self._single_event(chunk)) is not None:
-                return [event]
-            text = self._utf8.decode(chunk)
-        else:
-            text = chunk
-        items = self._feed_text(text)
+            if self._idle and (datas := self._plain_datas(chunk)) is not None:
+                last_id, retry = self._last_id, self._retry
+                return [SseEvent(data, id=last_id, retry=retry) for data in datas]
+            if self._tail:
+                chunk, self._tail = self._tail + chunk, b""
+            items = self._feed_text(self._utf8.decode(chunk))
+            self._idle = (self._is_idle() and not self._utf8.getstate()[0]) or self._park()
+            return items
+        if self._tail:
+            chunk, self._tail = self._utf8.decode(self._tail) + chunk, b""
+        items = self._feed_text(chunk)
         self._idle = self._is_idle() and not self._utf8.getstate()[0]
         return items
 
@@ -145,7 +156,7 @@ class SseDecoder:
         blank line, nothing pending before it), else None and nothing is consumed: then
         `feed` the chunk. What `feed` would return for it is `[SseEvent(data)]` (with the
         last id and retry, which no model stream decoder reads)."""
-        if not self._idle:
+        if not self._idle or self._tail:
             return None
         if (
             chunk.startswith(b"data:")
@@ -156,26 +167,65 @@ class SseDecoder:
             return chunk[6 if chunk.startswith(b"data: ") else 5 : -2].decode("utf-8", "replace")
         return None
 
-    def _single_event(self, chunk: bytes) -> SseEvent | None:
-        """The event of a chunk that is exactly `data: <one line>` + a blank line, else None.
+    def plain_events(self, chunk: bytes) -> list[str] | None:
+        """The data of every event in a chunk made of plain events only (each `data: <one
+        line>` and its blank line; the chunk may end inside the next one, which is held),
+        else None and nothing is consumed: then `feed` the chunk. What `feed` would return
+        for it is one `SseEvent(data)` per string (with the last id and retry, which no
+        model stream decoder reads). One read of a fast stream carries dozens of events:
+        they are split once, with no per-line machinery."""
+        return self._plain_datas(chunk) if self._idle else None
 
-        The per-chunk hot path: a model server writes one event per chunk. Only valid when
-        the decoder is idle; the result equals what the general path yields for the same
-        bytes (UTF-8 decoding of the line is context-free once no bytes are pending, and
-        the LF-only check leaves CR line ends and every other field to the general path).
+    def _plain_datas(self, chunk: bytes) -> list[str] | None:
+        """`plain_events` once the decoder is idle (see `_idle`).
+
+        The result equals the general path's for the same bytes: UTF-8 decoding is
+        context-free at an event's ASCII boundaries once no bytes are pending, and
+        anything but LF-only `data:` lines (CR line ends, comments, other fields, several
+        data lines, blank lines between events) is left to the general path, whole.
         """
-        # The first LF is the one before the blank line's: exactly one line, then the end.
-        if (
-            chunk.startswith(b"data:")
-            and chunk.find(b"\n") == len(chunk) - 2
-            and chunk.endswith(b"\n")
-            and b"\r" not in chunk
+        data = self._tail + chunk if self._tail else chunk
+        if b"\r" in data:
+            return None
+        end = data.rfind(b"\n\n") + 2  # 1: no whole event in the chunk
+        rest = data[end:] if end > 1 else data
+        # What follows the last blank line must be the start of a plain event: one `data:`
+        # line (its LF may have come), short enough to be re-joined with the next chunk.
+        if rest and (
+            len(rest) > _TAIL_MAX or not b"data:".startswith(rest[:5]) or b"\n" in rest[:-1]
         ):
-            start = 6 if chunk.startswith(b"data: ") else 5
-            return SseEvent(
-                chunk[start:-2].decode("utf-8", "replace"), id=self._last_id, retry=self._retry
-            )
-        return None
+            return None
+        datas: list[str] = []
+        if end > 1:
+            # One decode and one split for the lot (UTF-8 is context-free at the LFs).
+            for part in data[: end - 2].decode("utf-8", "replace").split("\n\n"):
+                if not part.startswith("data:") or "\n" in part:
+                    return None
+                datas.append(part[6:] if part.startswith("data: ") else part[5:])
+        self._tail = rest
+        return datas
+
+    def _park(self) -> bool:
+        """After the general path: when all that is pending is the start of a plain event
+        (a read ended inside one), hold it as bytes and be idle again, so the next reads
+        take the fast path (else one cut event would keep the whole stream off it)."""
+        if (
+            self._at_start
+            or self._skip_lf
+            or self._has_data
+            or self._fields
+            or self._event
+            or self._raw is not None
+        ):
+            return False
+        partial = self._partial + "".join(self._held) if self._held else self._partial
+        if not partial or len(partial) > _TAIL_MAX or not "data:".startswith(partial[:5]):
+            return False
+        # Re-encoded: the decoder replaced what was invalid, and U+FFFD decodes to itself.
+        self._tail = partial.encode() + self._utf8.getstate()[0]
+        self._utf8.reset()
+        self._partial, self._held = "", []
+        return True
 
     def _is_idle(self) -> bool:
         return not (
@@ -191,7 +241,8 @@ class SseDecoder:
 
     def end(self) -> list[SseItem]:
         """Flush at EOF: the last line, a pending event, an unfinished raw JSON value."""
-        items = self._feed_text(self._utf8.decode(b"", final=True))
+        tail, self._tail = self._tail, b""
+        items = self._feed_text(self._utf8.decode(tail, final=True))
         if self._held:
             self._partial += "".join(self._held)
             self._held = []
