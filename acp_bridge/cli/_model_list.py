@@ -4,8 +4,10 @@ and what the listing says of each model (its window, what it takes)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
-from acp_bridge.providers import ModelInfo, ModelProvider
+if TYPE_CHECKING:
+    from acp_bridge.providers import ModelInfo, ModelProvider
 
 __all__ = ["model_lister"]
 

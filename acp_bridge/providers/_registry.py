@@ -14,14 +14,18 @@ import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from acp_bridge._json import JsonValue
-from acp_bridge.providers._base import ModelProvider
-from acp_bridge.providers._faults import FaultInjectingProvider, FaultPlan
 
-# The HTTP stack (httpx) is imported only when an HTTP provider is built: the scripted
-# default and the `initialize` handshake must not pay for it (cold start).
+if TYPE_CHECKING:
+    from acp_bridge.providers._base import ModelProvider
+    from acp_bridge.providers._faults import FaultPlan
+
+# The HTTP stack (httpx) is imported only when an HTTP provider is built, and the stream
+# vocabulary and fault injection only when any provider is: the scripted default and the
+# `initialize` handshake (which reads `default_model`) must not pay for them (cold start).
 TraceSink = Callable[[dict[str, JsonValue]], None]
 
 __all__ = [
@@ -225,6 +229,8 @@ def create_provider(
             )
         )
     if settings.faults is not None:
+        from acp_bridge.providers._faults import FaultInjectingProvider
+
         provider = FaultInjectingProvider(provider, settings.faults)
     return provider
 

@@ -289,11 +289,13 @@ def test_the_usage_update_builder_writes_what_to_wire_writes(
 
 
 # Records, inside a real `python -m acp_bridge`, which modules were loaded when it wrote the
-# session/new response, the first agent_message_chunk and the prompt response: os.write is
-# the stdio transport's only way out, so the snapshot is taken exactly before those bytes.
+# initialize response, the session/new response, the first agent_message_chunk and the prompt
+# response: os.write is the stdio transport's only way out, so the snapshot is taken exactly
+# before those bytes.
 _PROBE = """
 import json, os, sys
-MARKS = {"session/new": (b'"result"', b'"sessionId"'), "first chunk": (b"agent_message_chunk",),
+MARKS = {"initialize": (b'"result"', b'"agentCapabilities"'),
+         "session/new": (b'"result"', b'"sessionId"'), "first chunk": (b"agent_message_chunk",),
          "prompt response": (b'"stopReason"',)}
 seen = {}
 real_write = os.write
@@ -348,7 +350,7 @@ def loaded_at(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
         agent.read_to_eof()
         assert agent.process.wait(timeout=60) == 0, agent.stderr_text()
     loaded: dict[str, list[str]] = json.loads(out.read_text())
-    assert sorted(loaded) == ["first chunk", "prompt response", "session/new"]
+    assert sorted(loaded) == ["first chunk", "initialize", "prompt response", "session/new"]
     return loaded
 
 
@@ -384,3 +386,32 @@ def test_a_first_text_turn_loads_neither_pydantic_nor_the_models(
     for mark, modules in loaded_at.items():
         assert [m for m in modules if m.split(".")[0] in heavy or m.startswith(heavy)] == [], mark
 
+
+
+# What the handshake needs is settings, the JSON-RPC peer and the light `initialize` builder:
+# neither the providers' stream vocabulary (a third of the dataclasses loaded before it) nor
+# the provider, the session store or the turn engine.
+NOT_BEFORE_INITIALIZE = (
+    "acp_bridge.providers._base",
+    "acp_bridge.providers._conversation",
+    "acp_bridge.providers._events",
+    "acp_bridge.providers._faults",
+    "acp_bridge.providers.scripted",
+    "acp_bridge.agent._config",
+    "acp_bridge.sessions",
+    "acp_bridge.turn",
+    "sqlite3",
+)
+
+
+@pytest.mark.requirement("STARTUP-007")
+def test_initialize_is_answered_before_the_provider_layers_load(
+    loaded_at: dict[str, list[str]],
+) -> None:
+    at_initialize = set(loaded_at["initialize"])
+    assert at_initialize.isdisjoint(NOT_BEFORE_INITIALIZE), sorted(
+        at_initialize & set(NOT_BEFORE_INITIALIZE)
+    )
+    assert "acp_bridge.providers._modalities" in at_initialize  # promptCapabilities
+    later = set(NOT_BEFORE_INITIALIZE) - {"acp_bridge.providers._faults"}  # only with faults
+    assert later <= set(loaded_at["first chunk"])  # loaded when needed
