@@ -125,16 +125,19 @@ class ChunkBuffer:
     def full(self) -> bool:
         return self.size >= MAX_QUEUED_CHARS or self.pieces >= MAX_QUEUED_PIECES
 
-    def add(self, chunk: AgentText | AgentThought) -> None:
+    def add(self, chunk: AgentText | AgentThought) -> bool:
+        """Queues a chunk; returns `full` (then the caller waits for the writer)."""
         kind = type(chunk)
         items = self._items
-        self.size += len(chunk.text)
-        self.pieces += 1
+        text = chunk.text
+        size = self.size = self.size + len(text)
+        pieces = self.pieces = self.pieces + 1
         # Compared field by field (no tuple slices): this runs once per queued chunk.
         if self._merge and items and items[-1][0] is kind and items[-1][1] == chunk.message_id:
-            items[-1][2].append(chunk.text)
+            items[-1][2].append(text)
         else:
-            items.append((kind, chunk.message_id, [chunk.text]))
+            items.append((kind, chunk.message_id, [text]))
+        return size >= MAX_QUEUED_CHARS or pieces >= MAX_QUEUED_PIECES
 
     def take(self) -> list[AgentText | AgentThought]:
         return [kind(text=text, message_id=mid) for kind, mid, text in self.take_runs()]

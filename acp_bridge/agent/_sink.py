@@ -182,15 +182,14 @@ class PeerTurnSink:
     async def send_update(self, update: TurnUpdate) -> None:
         if self._writer_running and queueable(update):
             buffer = self._buffer
-            if not buffer:
+            if not buffer.pieces:
                 # The first chunk of a batch wakes the writer. While the queue is not
                 # empty the writer is awake and drains it before it is idle again, so
                 # the chunks behind this one only join the queue (the per-chunk path).
                 if self._idle.is_set():
                     self._idle = anyio.Event()
                 self._wake.set()
-            buffer.add(update)
-            if buffer.full:
+            if buffer.add(update):
                 await self.flush()  # backpressure: wait for the editor to read (ROBUST-BP-001)
             return
         await self.flush()

@@ -10,7 +10,7 @@ is cut before then never completes.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from acp_bridge._json import JsonValue
@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 _DECODER = json.JSONDecoder()
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -54,11 +55,12 @@ def as_int(value: Any) -> int:
 def whole_json_object(data: str) -> dict[str, Any] | None:
     """`data` as a JSON object when it is exactly one, with nothing around it; else None
     (the caller then takes the general path, `frame_json`, which decides)."""
-    if data[:1] != "{":
+    if not data.startswith("{"):
         return None
     try:
-        value, end = _DECODER.raw_decode(data)
-    except ValueError:
+        # The decoder's C scanner itself (what `raw_decode` wraps): one frame less per event.
+        value, end = _SCAN(data, 0)
+    except (ValueError, StopIteration):
         return None
     return value if end == len(data) and type(value) is dict else None
 
