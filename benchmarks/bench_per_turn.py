@@ -31,6 +31,11 @@ the long session's medians, the fresh reference's over the same stretch of the r
     python benchmarks/bench_per_turn.py                    # N=1000, all three providers
     python benchmarks/bench_per_turn.py --turns 300 --providers openai --json
     python benchmarks/bench_per_turn.py --profile-bridge /tmp/prof   # cProfile per provider
+    python benchmarks/bench_per_turn.py --tail-only --turns 100 --runs 5   # the tail alone
+
+`--tail-only` runs only the long session and the SDK agent, interleaved, and reports the tail
+over turns 10..N (trimmed means) and its ratio to the SDK's, per run, with the median of the
+`--runs` ratios: the quick way to see the last chunk -> response figure.
 """
 
 from __future__ import annotations
@@ -207,6 +212,59 @@ def run_provider(provider: str, server: _Server, work: Path, turns: int,
             agent.close()
 
 
+def run_tail(provider: str, server: _Server, work: Path, turns: int) -> tuple[float, float]:
+    """The long session's tail and the SDK's over turns 10..N (trimmed means, ms)."""
+    agents: list[StdioAgent] = []
+    try:
+        agents.append(bridge_agent(provider, server, work / "long", None))
+        agents.append(sdk_agent(server, work / "sdk"))
+        long, sdk = (_Session(a, work / name) for a, name in
+                     zip(agents, ("long", "sdk"), strict=True))
+        tails: tuple[list[float], list[float]] = ([], [])
+        for n in range(1, turns + 1):
+            for session, kept in ((long, tails[0]), (sdk, tails[1])):
+                sample = session.prompt(_prompt_text(n))
+                if n >= 10:
+                    kept.append(sample.tail_ms)
+        return trimmed_mean(tails[0]), trimmed_mean(tails[1])
+    finally:
+        for agent in agents:
+            agent.close()
+
+
+def tail_only(providers: list[str], turns: int, runs: int, as_json: bool) -> int:
+    report: dict[str, Any] = {"turns": turns, "runs": runs, "providers": {}}
+    server = _Server()
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-tail-") as tmp:
+            for run in range(runs):
+                for provider in providers:  # interleaved: run 1 of each, then run 2...
+                    work = Path(tmp) / f"{provider}-{run}"
+                    for name in ("long", "sdk"):
+                        (work / name).mkdir(parents=True)
+                    bridge, sdk = run_tail(provider, server, work, turns)
+                    entry = report["providers"].setdefault(provider, {"runs": []})
+                    entry["runs"].append({"bridge_ms": bridge, "sdk_ms": sdk,
+                                          "ratio": bridge / sdk if sdk else float("inf")})
+    finally:
+        server.close()
+    for entry in report["providers"].values():
+        entry["medianRatio"] = statistics.median(r["ratio"] for r in entry["runs"])
+    report["loadAverage"] = os.getloadavg()[0]
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"last chunk -> response, turns 10..{turns}, {runs} run(s) per provider (trimmed"
+          f" means; load average {report['loadAverage']:.1f} at the end)")
+    for provider, entry in report["providers"].items():
+        cells = "  ".join(f"{r['bridge_ms']:.2f}/{r['sdk_ms']:.2f}={r['ratio']:.2f}"
+                          for r in entry["runs"])
+        ok = "met" if entry["medianRatio"] <= TARGET_TAIL else "NOT met"
+        print(f"{provider:10} bridge/sdk ms per run: {cells}; median ratio"
+              f" {entry['medianRatio']:.2f} (target <= {TARGET_TAIL}: {ok})")
+    return 0
+
+
 def span(turn: int, turns: int, width: int) -> slice:
     """The window of `width` turns for mark `turn` (1-based): from turn 10 on for the first
     mark, ending at the last turn for the last, around the mark otherwise."""
@@ -240,8 +298,13 @@ def main() -> int:
     parser.add_argument("--window", type=int, default=30, help="turns per window (30)")
     parser.add_argument("--profile-bridge", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tail-only", action="store_true",
+                        help="only the long session and the SDK: the tail figure")
+    parser.add_argument("--runs", type=int, default=1, help="runs with --tail-only (1)")
     args = parser.parse_args()
     providers = [p for p in args.providers.split(",") if p]
+    if args.tail_only:
+        return tail_only(providers, args.turns, args.runs, args.json)
     width = min(args.window, args.turns)
     marks = sorted({10, 100, args.turns} & set(range(10, args.turns + 1)))
     report: dict[str, Any] = {"turns": args.turns, "window": width, "providers": {}}

@@ -37,6 +37,7 @@ from acp_bridge.turn import (
     PermissionOption,
     ToolCallShown,
     TurnUpdate,
+    UsageReport,
 )
 
 if TYPE_CHECKING:
@@ -199,7 +200,12 @@ class PeerTurnSink:
             live = self._live.wire(update)
             if isinstance(live, dict):  # a usage_update, built directly (the turn's tail)
                 params: JsonObject = {"sessionId": self._session_id, "update": live}
-                await self._peer.notify("session/update", params)
+                if isinstance(update, UsageReport) and update.ends_turn:
+                    # Rides with the response, still before it: the editor is woken once
+                    # for the turn's end (issue 15.2).
+                    self._peer.notify_with_next("session/update", params)
+                else:
+                    await self._peer.notify("session/update", params)
             elif live is not None:
                 await send_session_update(self._peer, self._session_id, live)
         else:

@@ -6,7 +6,9 @@ between leaves a completed turn that the editor never heard the end of; the edit
 same prompt again after the restart. That prompt is the same request, not a new one: it is
 answered from the journal, with the turn's stored stop reason, and no model call runs and no
 effect (SESS-UNANSWERED-001). Its updates are not sent again: they were written before the
-completion was committed (AGENT-ORDER-001), and `session/load` replays them.
+completion was committed (AGENT-ORDER-001), and `session/load` replays them; the last
+usage_update, which rode with the lost response, is in the store (USAGE-006) and is replayed
+by that load too.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ from acp_bridge.jsonrpc._handler import (
 from acp_bridge.jsonrpc._limits import params_problem
 from acp_bridge.jsonrpc._outbound import Outbound
 from acp_bridge.jsonrpc._writer import LineWriter
-from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport
+from acp_bridge.wire import DEFAULT_MAX_LINE_BYTES, BadFrame, NdjsonDecoder, Transport, encode
 
 __all__ = ["JsonRpcPeer"]
 
@@ -269,6 +269,13 @@ class JsonRpcPeer:
         """Writes notifications the caller encoded itself, each of `lines` exactly one
         `encode(message)`, in one write (a `session/load` replay writes many at once)."""
         await self._writer.send_lines(lines)
+
+    def notify_with_next(self, method: str, params: JsonValue) -> None:
+        """Sends a notification with the next message this peer writes: just before it, in
+        the same write (the reader is woken once for both). Only from a request's handler,
+        whose response (or error) is that next message at the latest."""
+        message: JsonObject = {"jsonrpc": "2.0", "method": method, "params": params}
+        self._writer.hold(encode(message), lambda: message)
 
     def _stopped_reading(self) -> None:
         """The editor stopped reading: nothing more can be delivered."""

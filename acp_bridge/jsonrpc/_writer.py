@@ -7,6 +7,11 @@ item 5): the write lock is held from the first piece to the newline, so no other
 lands inside the line, and once the first piece is out the rest is shielded from
 cancellation, so a cancelled writer never leaves half a line on the wire. Each piece waits
 for the transport, which keeps the backpressure of a reader that is slow.
+
+A message may also be held (`hold`): encoded now, it goes out in the same write as the next
+message, just before it, so the order of messages is the order they were given in and the
+reader is woken once for both (a turn's last usage_update rides with its response, issue
+15.2). Whoever holds one makes sure a message follows.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class LineWriter:
         self._trace = trace
         self._on_gone = on_gone
         self._lock = anyio.Lock(fast_acquire=True)  # per-message hot path
+        self._held: list[bytes] = []
 
     async def send(self, message: JsonObject) -> None:
         if streamable(message):
@@ -58,17 +64,38 @@ class LineWriter:
                 traced(self._trace, "out", loads(line.decode()))
         await self.write(b"".join(lines))
 
+    def hold(self, line: bytes, message: Callable[[], JsonObject]) -> None:
+        """Keeps a message the caller encoded itself (`line` is `encode(message())`) for the
+        next write, which writes it first: still before every message given after it."""
+        if self._trace is not None:
+            traced(self._trace, "out", message())
+        self._held.append(line)
+
+    async def _send(self, data: bytes) -> None:
+        """The transport's send of `data` behind the held lines (the write lock is ours);
+        a send cancelled before it wrote anything keeps them held."""
+        held = self._held
+        if not held:
+            await self._transport.send(data)
+            return
+        self._held = []
+        try:
+            await self._transport.send(b"".join((*held, data)))
+        except anyio.get_cancelled_exc_class():
+            self._held[:0] = held
+            raise
+
     async def write(self, data: bytes) -> None:
         async with self._lock:
             try:
-                await self._transport.send(data)
+                await self._send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._gone()
 
     async def _write_pieces(self, pieces: Iterator[bytes]) -> None:
         async with self._lock:
             try:
-                await self._transport.send(next(pieces))  # cancellable: nothing written yet
+                await self._send(next(pieces))  # cancellable: nothing written yet
                 with anyio.CancelScope(shield=True):
                     for piece in pieces:
                         await self._transport.send(piece)

@@ -184,9 +184,10 @@ class ModelCaller:
             request.provider.name,
         )
 
-    async def report_usage(self, call: ModelCall) -> None:
+    async def report_usage(self, call: ModelCall, *, ends_turn: bool = False) -> None:
+        """USAGE-001; `ends_turn`: no tool call follows, the turn ends after this call."""
         self.compaction.observe(call)
-        report = usage_report(call)
+        report = usage_report(call, ends_turn=ends_turn)
         if report is not None:
             await self.request.sink.send_update(report)
 

@@ -129,9 +129,11 @@ class Turn:
                 return StopReason.MAX_TURN_REQUESTS
             await self.caller.compaction.before_call(len(self.model_calls) + 1)  # COMPACT-002
             attempt = await self.caller.call()
-            await self.caller.report_usage(self.model_calls[-1])  # USAGE-001: after every call
             assert attempt.finish is not None
             reason = attempt.finish.reason
+            ends = reason in FILTERED or reason is FinishReason.LENGTH or not attempt.tool_calls
+            # USAGE-001: after every call; the last one's may ride with the response.
+            await self.caller.report_usage(self.model_calls[-1], ends_turn=ends)
             if reason in FILTERED:
                 self._keep(attempt, attempt.to_assistant_turn(with_tool_calls=False))
                 return StopReason.REFUSAL

@@ -130,7 +130,9 @@ class UsageReport:
     it was billed, abandoned ones included (they cost too, and are never counted as context).
     After a compaction (`compaction_id`), `attempts` are the summary call's (billed, never
     context) and `context` the context now in use, estimated until the next model call's
-    usage says (None: unchanged, the compaction failed).
+    usage says (None: unchanged, the compaction failed). `ends_turn`: the turn's last model
+    call, after which only the turn's end and its response are written (a sink may send it
+    with the response, still before it: issue 15.2).
     """
 
     model_call: int
@@ -138,6 +140,7 @@ class UsageReport:
     attempts: tuple[AttemptUsage, ...]
     context: int | None = None
     compaction_id: str | None = None
+    ends_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True)

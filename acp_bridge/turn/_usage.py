@@ -12,7 +12,7 @@ from acp_bridge.turn._updates import AttemptUsage, UsageReport
 __all__ = ["usage_report"]
 
 
-def usage_report(call: ModelCall) -> UsageReport | None:
+def usage_report(call: ModelCall, *, ends_turn: bool = False) -> UsageReport | None:
     """The `UsageReport` of a finished (completed or failed) model call; None when no
     attempt of it reported any usage and none was billed."""
     attempts = tuple(
@@ -24,4 +24,4 @@ def usage_report(call: ModelCall) -> UsageReport | None:
         (a.usage for a in call.attempts if a.state is AttemptState.COMPLETED),
         None,
     )
-    return UsageReport(call.number, kept, attempts)
+    return UsageReport(call.number, kept, attempts, ends_turn=ends_turn)
