@@ -16,7 +16,11 @@ Sizes are measured interleaved; the per-turn figure is (total(N_max) - total(N_m
 the difference in turns. Targets: first update <= 50 ms at every size, <= 0.3 ms per turn, and
 memory that does not grow with the session (bounded by a page of turns).
 
-    python benchmarks/bench_session_load.py --sizes 100,1000 --runs 5
+`--tools` loads sessions whose every turn ran a tool (a `write_file` with its diff, then the
+answer) and kept its usage, written through the session store's API (driving the agent
+through its permission prompts would take far longer than the loads).
+
+    python benchmarks/bench_session_load.py --sizes 100,1000 --runs 5 [--tools]
 """
 
 from __future__ import annotations
@@ -110,6 +114,46 @@ def record(state: Path, cwd: str, turns: int) -> str:
     return str(session)
 
 
+def record_tools(state: Path, cwd: str, turns: int) -> str:
+    """A session of `turns` turns, each a tool call with a diff between two texts, written
+    through the store (the bridge under test's own `acp_bridge`)."""
+    from acp_bridge.providers import AssistantTurn, ToolCall, ToolResult, ToolResults, UserTurn
+    from acp_bridge.sessions import (
+        DisplaySegment, Owner, SessionRecord, SessionStore, StoredModelCall, StoredToolCall,
+        TurnState,
+    )
+    from acp_bridge.tools import DiffContent, Location, ToolKind
+    from acp_bridge.turn import ToolStatus
+
+    session, owner, path = f"sess_tools{turns}", Owner(), f"{cwd}/notes.txt"
+    with SessionStore(state) as store:
+        store.create(SessionRecord(session, cwd, (), "ask", "scripted", None, 1.0, 1.0), owner)
+        for n in range(turns):
+            prompt = [{"type": "text", "text": f"write the notes, turn {n}"}]
+            start = store.begin_turn(session, owner, prompt, UserTurn((prompt[0]["text"],)))
+            prefix, content = start.id_prefix, f"notes of turn {n}\n" * 5
+            call = ToolCall(f"c{n}", "write_file", {"path": "notes.txt", "content": content}, {})
+            asked = AssistantTurn(text="Writing the notes.", tool_calls=(call,))
+            shown = (DisplaySegment("text", f"{prefix}-m1-a1", "Writing the notes."),)
+            store.add_message(session, start.seq, asked,
+                              model_call=StoredModelCall(1, 1, asked, shown))
+            store.save_tool_call(session, start.seq, StoredToolCall(
+                f"{prefix}-t1", 1, 1, "Write notes.txt", ToolKind.EDIT, ToolStatus.COMPLETED,
+                (DiffContent(path, content, f"notes of turn {n - 1}\n" * 5),),
+                (Location(path),), dict(call.arguments), {"path": path, "bytes": len(content)}))
+            result = ToolResult(f"c{n}", "write_file", "Wrote notes.txt.", False)
+            store.add_message(session, start.seq, ToolResults((result,)))
+            answer = AssistantTurn(text=f"Done, turn {n}.")
+            segments = (DisplaySegment("text", f"{prefix}-m2-a1", answer.text),)
+            store.add_message(session, start.seq, answer,
+                              model_call=StoredModelCall(2, 1, answer, segments))
+            usage = {"used": 500 + n, "size": 128_000, "sizeSource": "default"}
+            store.end_turn(session, start.seq, TurnState.COMPLETED, stop_reason="end_turn",
+                           usage=usage)
+        store.release(session, owner)
+    return session
+
+
 def load_once(state: Path, cwd: str, session: str, *, warm: bool = True) -> dict[str, float]:
     agent = Agent(state)
     agent.call("initialize", INIT)
@@ -141,11 +185,13 @@ def main() -> int:
     parser.add_argument("--sizes", default="100,1000")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tools", action="store_true", help="turns that ran a tool")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-session-load-") as tmp:
         state, cwd = Path(tmp) / "state", tmp
-        sessions = {n: record(state, cwd, n) for n in sizes}
+        recorder = record_tools if args.tools else record
+        sessions = {n: recorder(state, cwd, n) for n in sizes}
         samples: dict[int, list[dict[str, float]]] = {n: [] for n in sizes}
         for n in sizes:  # warm-up
             load_once(state, cwd, sessions[n])
@@ -167,7 +213,8 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"session/load, {args.runs} interleaved runs per size (medians)")
+    kind = "tool-call" if args.tools else "text"
+    print(f"session/load of {kind} sessions, {args.runs} interleaved runs per size (medians)")
     for n in sizes:
         m = medians[n]
         print(f"  {n:6} turns: first update {m['firstMs']:7.1f} ms (cold {m['coldFirstMs']:6.1f}),"

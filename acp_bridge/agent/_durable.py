@@ -20,7 +20,6 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._light import notify_update
@@ -45,11 +44,6 @@ from acp_bridge.sessions import (
     recover_session,
 )
 from acp_bridge.turn import EffectLedger, SessionMode
-
-if TYPE_CHECKING:
-    from acp_bridge import protocol as acp
-else:
-    from acp_bridge.agent._lazy import acp
 
 __all__ = ["DurableSessions", "restore", "session_record", "store_errors", "unknown_session"]
 
@@ -221,7 +215,7 @@ async def restore(
         session.live = session.live or LiveUpdates(session.model)
         update = session.live.restore(usage)
         if replay and update is not None:
-            await notify_update(peer, session.session_id, acp.to_wire(update))
+            await notify_update(peer, session.session_id, update)
 
 
 def _restored(record: SessionRecord, models: Sequence[str]) -> Session:

@@ -10,6 +10,7 @@ compaction is over (if they take notices), never its summary chunks (COMPACT-004
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -178,20 +179,21 @@ class LiveUpdates:
         snapshot["sizeSource"] = self.last_source
         return snapshot
 
-    def restore(self, snapshot: JsonObject) -> acp.UsageUpdate | None:
+    def restore(self, snapshot: JsonObject) -> JsonObject | None:
         """Takes back a kept snapshot (the context in use, the cumulative cost) and answers
-        the usage_update that replays it; None for a snapshot that is not one."""
-        used, size, cost = snapshot.get("used"), snapshot.get("size"), snapshot.get("cost")
-        if not isinstance(used, int) or not isinstance(size, int) or isinstance(used, bool):
+        the usage_update that replays it, built directly (`usage_wire`: a test holds it equal
+        to the model's `to_wire`); None for a snapshot that is not one (counts outside the
+        schema's uint64, a boolean)."""
+        used, size = _uint64(snapshot.get("used")), _uint64(snapshot.get("size"))
+        if used is None or size is None:
             return None
         self.used = used
-        self.cost = float(cost) if isinstance(cost, int | float) else None
+        cost = snapshot.get("cost")
+        number = isinstance(cost, int | float) and not isinstance(cost, bool)
+        self.cost = float(cost) if number and math.isfinite(cost) else None  # type: ignore[arg-type]
         self.kept = snapshot
         meta: JsonObject = {"replayed": True, "sizeSource": snapshot.get("sizeSource")}
-        fields: dict[str, Any] = {"used": used, "size": size, "field_meta": {"acpBridge": meta}}
-        if self.cost is not None:
-            fields["cost"] = acp.Cost(amount=self.cost, currency="USD")
-        return acp.UsageUpdate(**fields)
+        return usage_wire(used, size, self.cost, meta)
 
     def _usage(self, report: UsageReport) -> JsonObject:
         if report.kept is not None:
@@ -206,6 +208,13 @@ class LiveUpdates:
         meta: JsonObject = {**usage_meta(report), "sizeSource": source}
         self.last, self.last_source = (self.used, size), source
         return usage_wire(self.used, size, self.cost, meta)
+
+
+def _uint64(value: object) -> int | None:
+    """`value` when it is a count the schema's uint64 holds."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 64:
+        return value
+    return None
 
 
 def usage_wire(used: int, size: int, cost: float | None, meta: JsonObject) -> JsonObject:

@@ -9,7 +9,9 @@ effect's outcome).
 
 The replay's I/O (pages of stored turns, many lines per write) is `_replaying`'s, which
 encodes text chunks and plain-text prompt blocks into their lines directly; `replay_params`
-is the way every other item goes, and what those direct lines must equal.
+is the way every other item goes, and what those direct lines must equal. Tool calls and
+their plans are built without the models there too (`_replay_wire`); `replay_updates`, the
+models of every item, is what the light lines are tested against.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._chunks import chunk_params
 from acp_bridge.agent._live import compaction_update, plan_update
+from acp_bridge.agent._replay_wire import tool_call_lines
 from acp_bridge.agent._translate import _content, _location, update_model
 from acp_bridge.sessions import (
     PromptShown,
@@ -148,6 +151,8 @@ def replay_params(
             }
             for block in item.blocks
         ]
+    if isinstance(item, StoredToolCall):  # most of a tool-using session's other lines
+        return [{"sessionId": session_id, "update": u} for u in tool_call_lines(item)]
     # `to_wire(SessionNotification)` without building that model's validator (all of the
     # update union: tens of ms, before the first update of a prompt with an image).
     return [

@@ -197,10 +197,13 @@ async def test_a_load_through_the_agent_writes_the_wire_models_lines(tmp_path: P
 
 
 @pytest.mark.requirement("PERF-LOAD-004")
-def test_a_text_session_loads_without_pydantic_or_the_models(tmp_path: Path) -> None:
+@pytest.mark.requirement("PERF-LOAD-005")
+@pytest.mark.parametrize("tools", [False, True], ids=["text", "tool-calls-and-usage"])
+def test_a_session_loads_without_pydantic_or_the_models(tmp_path: Path, tools: bool) -> None:
     """The real agent in a fresh interpreter: `initialize` and a `session/load` of a text
     session (the usual request, no MCP servers) import neither pydantic nor the ACP models,
-    so nothing before the first replayed update waits for them."""
+    so nothing before the first replayed update waits for them; nor does a session whose
+    turns ran tools (a diff, a plan) and kept their usage (PERF-LOAD-005)."""
     probe = f"""
 import sys, anyio
 sys.path.insert(0, {str(TESTS)!r})
@@ -208,10 +211,14 @@ from bridge import running_bridge, scripted_config
 from pathlib import Path
 from acp_bridge.providers import AssistantTurn, UserTurn
 from acp_bridge.sessions import DisplaySegment, Owner, SessionRecord, SessionStore
-from acp_bridge.sessions import StoredModelCall, TurnState
+from acp_bridge.sessions import StoredModelCall, StoredToolCall, TurnState
+from acp_bridge.tools import DiffContent, Location, ToolKind
+from acp_bridge.turn import ToolStatus
 
 state = Path({str(tmp_path)!r}) / "state"
 owner = Owner()
+TOOLS = {tools!r}
+PLAN = {{"acpBridgePlan": [{{"content": "Write", "priority": "high", "status": "completed"}}]}}
 with SessionStore(state) as store:
     store.create(SessionRecord("sess_t", "/w", (), "ask", "scripted", None, 1.0, 1.0), owner)
     for n in range(12):
@@ -221,7 +228,18 @@ with SessionStore(state) as store:
         shown = (DisplaySegment("text", f"{{start.id_prefix}}-m1-a1", f"a{{n}}"),)
         store.add_message("sess_t", start.seq, answer,
                           model_call=StoredModelCall(1, 1, answer, shown))
-        store.end_turn("sess_t", start.seq, TurnState.COMPLETED, stop_reason="end_turn")
+        if TOOLS:
+            prefix = start.id_prefix
+            diff = (DiffContent("/w/a.txt", f"new {{n}}", "old"),)
+            store.save_tool_call("sess_t", start.seq, StoredToolCall(
+                f"{{prefix}}-t1", 1, 1, "Write a.txt", ToolKind.EDIT, ToolStatus.COMPLETED,
+                diff, (Location("/w/a.txt", 1),), {{"path": "a.txt"}}, {{"bytes": 5}}))
+            store.save_tool_call("sess_t", start.seq, StoredToolCall(
+                f"{{prefix}}-t2", 1, 2, "Plan", ToolKind.THINK, ToolStatus.COMPLETED,
+                raw_output=PLAN))
+        usage = {{"used": 100 + n, "size": 1000, "cost": 0.5, "sizeSource": "config"}}
+        store.end_turn("sess_t", start.seq, TurnState.COMPLETED, stop_reason="end_turn",
+                       usage=usage if TOOLS else None)
     store.release("sess_t", owner)
 
 HEAVY = ("pydantic", "pydantic_core")
@@ -237,8 +255,10 @@ async def main():
         reply = await editor.request(
             "session/load", {{"sessionId": "sess_t", "cwd": "/w", "mcpServers": []}}
         )
-        updates = [m for m in editor.received if m.get("method") == "session/update"]
-        print(repr((sorted(reply["result"]), len(updates), heavy())))
+        updates = [m["params"]["update"]["sessionUpdate"] for m in editor.received
+                   if m.get("method") == "session/update"]
+        kinds = {{k: updates.count(k) for k in sorted(set(updates))}}
+        print(repr((sorted(reply["result"]), kinds, heavy())))
 
 anyio.run(main)
 """
@@ -247,4 +267,8 @@ anyio.run(main)
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == repr((["configOptions", "modes"], 24, []))
+    kinds = {"agent_message_chunk": 12, "user_message_chunk": 12}
+    if tools:
+        kinds.update({"plan": 12, "tool_call": 24, "usage_update": 1})
+    expected = (["configOptions", "modes"], dict(sorted(kinds.items())), [])
+    assert out.stdout.strip().splitlines()[-1] == repr(expected)
