@@ -14,7 +14,6 @@ from loopback_http import (
     Rst,
     WaitFor,
     assert_fault,
-    json_reply,
     sse,
     sse_reply,
     stream_at,
@@ -27,7 +26,6 @@ from acp_bridge.providers import (
     FinishReason,
     ModelRequest,
     ModelStreamError,
-    Phase,
     StreamEvent,
     StreamStart,
     TextDelta,
@@ -320,7 +318,11 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
         (_word_split, [*OPENING, TextDelta("Hel")]),
         (
             _after_tool_call,
-            [*OPENING, ToolCallStart("toolu_A", "read_file", 0), ToolCallDelta("toolu_A", 0, '{"pa')],
+            [
+                *OPENING,
+                ToolCallStart("toolu_A", "read_file", 0),
+                ToolCallDelta("toolu_A", 0, '{"pa'),
+            ],
         ),
         (_before_finish, [*OPENING, TextDelta("Hello")]),
     ],
@@ -372,81 +374,6 @@ async def test_pings_do_not_satisfy_the_first_token_timeout() -> None:
         release.set()
     assert events == [*OPENING]
     assert_fault(error, FaultKind.FIRST_TOKEN_TIMEOUT)
-
-
-@pytest.mark.anyio
-@pytest.mark.requirement("PROV-STATUS-001")
-@pytest.mark.requirement("PROV-STATUS-002")
-@pytest.mark.requirement("PROV-RETRY-001")
-@pytest.mark.parametrize(
-    ("reply", "kind", "retryable", "retry_after"),
-    [
-        (
-            json_reply(
-                529,
-                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
-                [("retry-after", "7")],
-            ),
-            FaultKind.OVERLOADED,
-            True,
-            7.0,
-        ),
-        (
-            json_reply(
-                429,
-                {"type": "error", "error": {"type": "rate_limit_error", "message": "x"}},
-                [("retry-after-ms", "1500")],
-            ),
-            FaultKind.RATE_LIMITED,
-            True,
-            1.5,
-        ),
-        (
-            json_reply(
-                500,
-                {"type": "error", "error": {"type": "api_error", "message": "x"}},
-                [("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")],
-            ),
-            FaultKind.SERVER_ERROR,
-            True,
-            0.0,
-        ),
-        (
-            json_reply(
-                400,
-                {
-                    "type": "error",
-                    "error": {"type": "invalid_request_error", "message": "prefill not supported"},
-                },
-            ),
-            FaultKind.BAD_REQUEST,
-            False,
-            None,
-        ),
-        (
-            json_reply(
-                403, {"type": "error", "error": {"type": "permission_error", "message": "x"}}
-            ),
-            FaultKind.AUTH_FAILED,
-            False,
-            None,
-        ),
-    ],
-)
-async def test_http_status_classification(
-    reply: Reply, kind: FaultKind, retryable: bool, retry_after: float | None
-) -> None:
-    events, error, server = await run(reply)
-    assert events == []
-    assert_fault(
-        error,
-        kind,
-        phase=Phase.CONNECT,
-        retryable=retryable,
-        status=reply.status,
-        retry_after=retry_after,
-    )
-    assert len(server.requests) == 1
 
 
 @pytest.mark.anyio

@@ -16,7 +16,6 @@ from loopback_http import (
     Send,
     WaitFor,
     assert_fault,
-    json_reply,
     sse,
     sse_reply,
     stream_at,
@@ -29,7 +28,6 @@ from acp_bridge.providers import (
     FinishReason,
     ModelRequest,
     ModelStreamError,
-    Phase,
     StreamEvent,
     StreamStart,
     TextDelta,
@@ -314,112 +312,6 @@ async def test_stall_trips_the_idle_timeout() -> None:
         release.set()
     assert events == [START, TextDelta("Hel"), FINAL_USAGE]
     assert_fault(error, FaultKind.IDLE_TIMEOUT)
-
-
-@pytest.mark.anyio
-@pytest.mark.requirement("PROV-STATUS-001")
-@pytest.mark.requirement("PROV-STATUS-002")
-@pytest.mark.requirement("PROV-RETRY-001")
-@pytest.mark.parametrize(
-    ("reply", "kind", "retryable", "retry_after"),
-    [
-        (
-            json_reply(
-                429,
-                {
-                    "error": {
-                        "code": 429,
-                        "message": "You exceeded your current quota",
-                        "status": "RESOURCE_EXHAUSTED",
-                        "details": [
-                            {
-                                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                                "violations": [
-                                    {"quotaId": "GenerateRequestsPerMinutePerProject-FreeTier"}
-                                ],
-                            },
-                            {
-                                "@type": "type.googleapis.com/google.rpc.RetryInfo",
-                                "retryDelay": "34.4s",
-                            },
-                        ],
-                    }
-                },
-            ),
-            FaultKind.RATE_LIMITED,
-            True,
-            34.4,
-        ),
-        (
-            json_reply(
-                429,
-                {
-                    "error": {
-                        "code": 429,
-                        "message": "daily",
-                        "status": "RESOURCE_EXHAUSTED",
-                        "details": [
-                            {
-                                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
-                                "violations": [{"quotaId": "GenerateRequestsPerDayPerProject"}],
-                            }
-                        ],
-                    }
-                },
-            ),
-            FaultKind.QUOTA_EXHAUSTED,
-            False,
-            None,
-        ),
-        (
-            json_reply(
-                499,
-                [
-                    {
-                        "error": {
-                            "code": 499,
-                            "message": "The operation was cancelled.",
-                            "status": "CANCELLED",
-                        }
-                    }
-                ],
-            ),
-            FaultKind.SERVER_ERROR,
-            True,
-            None,
-        ),
-        (
-            json_reply(
-                503, {"error": {"code": 503, "message": "high demand", "status": "UNAVAILABLE"}}
-            ),
-            FaultKind.OVERLOADED,
-            True,
-            None,
-        ),
-        (
-            json_reply(
-                400, {"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}
-            ),
-            FaultKind.BAD_REQUEST,
-            False,
-            None,
-        ),
-    ],
-)
-async def test_http_status_classification(
-    reply: Reply, kind: FaultKind, retryable: bool, retry_after: float | None
-) -> None:
-    events, error, server = await run(reply)
-    assert events == []
-    assert_fault(
-        error,
-        kind,
-        phase=Phase.CONNECT,
-        retryable=retryable,
-        status=reply.status,
-        retry_after=retry_after,
-    )
-    assert len(server.requests) == 1
 
 
 @pytest.mark.anyio
