@@ -18,7 +18,18 @@ from pathlib import Path
 from acp_bridge.sessions._records import SessionStoreError
 from acp_bridge.turn import file_problem, newer_schema
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "connect", "migrate", "transaction"]
+__all__ = [
+    "AUTOCHECKPOINT_PAGES",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "connect",
+    "migrate",
+    "transaction",
+]
+
+AUTOCHECKPOINT_PAGES = 8000
+"""SQLite checkpoints by itself only once the write-ahead log holds this many pages (32 MB at
+4 KiB: its default is 1000); before that the store does, off the turn's tail."""
 
 
 def _v1_tables(db: sqlite3.Connection) -> None:
@@ -199,6 +210,9 @@ def connect(path: Path | None, *, busy_timeout: float) -> sqlite3.Connection:
         _refuse_newer(db)  # before WAL mode is set: a newer file is never written
         if path is not None:
             db.execute("PRAGMA journal_mode = WAL")
+            # SQLite's own checkpoint only as a safety net: the store checkpoints after a
+            # response instead, so no commit before one waits for it (`_store_file`).
+            db.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         # A commit survives a killed process; `transaction(durable=True)` ones are on disk.
         db.execute("PRAGMA synchronous = NORMAL")
         migrate(db)

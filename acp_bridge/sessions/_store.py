@@ -107,11 +107,13 @@ class SessionStore(SessionTable):
                 )
 
     def mark_answered(self, session_id: str, seq: int) -> None:
-        """The turn's response is on the wire (SESS-UNANSWERED-001)."""
+        """The turn's response is on the wire (SESS-UNANSWERED-001); nothing waits for the
+        store now, so the write-ahead log is checkpointed here when due."""
         with self._write() as db:
             db.execute(
                 "UPDATE turns SET answered = 1 WHERE session_id = ? AND seq = ?", (session_id, seq)
             )
+        self.checkpoint_if_due()
 
     def add_message(
         self,

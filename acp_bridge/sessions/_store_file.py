@@ -20,7 +20,11 @@ from acp_bridge.sessions._schema import FILENAME as SCHEMA_FILENAME
 from acp_bridge.sessions._schema import connect, transaction
 from acp_bridge.turn import StoreFileProblem, file_problem
 
-__all__ = ["StoreConnection"]
+__all__ = ["CHECKPOINT_EVERY", "StoreConnection"]
+
+CHECKPOINT_EVERY = 400
+"""Write transactions between two checkpoints of the store's own (a text turn writes four, a
+few pages each: about SQLite's default cadence of 1000 pages)."""
 
 
 class StoreConnection:
@@ -39,6 +43,7 @@ class StoreConnection:
                 raise SessionStoreError(f"cannot create {directory}: {error}") from error
             self.path = directory / self.FILENAME
         self._db = connect(self.path, busy_timeout=busy_timeout)
+        self._writes = 0  # write transactions since the last `checkpoint_if_due`
 
     def close(self) -> None:
         """Closes the database, with every commit on disk (SESS-001)."""
@@ -46,6 +51,21 @@ class StoreConnection:
             self._sync_wal()
         finally:
             self._db.close()
+
+    def checkpoint_if_due(self) -> None:
+        """Copies the write-ahead log into the database once this connection has committed
+        `CHECKPOINT_EVERY` writes since it last did (SQLite's own automatic checkpoint, which
+        would run inside whichever commit crossed its limit, a turn's end included, waits for
+        `AUTOCHECKPOINT_PAGES`). Called where nothing waits: after a prompt's response is
+        written (issue 15.2). PASSIVE: it never waits for another process's readers or
+        writer; what it cannot copy now is copied by a later one."""
+        if self._writes < CHECKPOINT_EVERY or self.path is None:
+            return
+        self._writes = 0
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as error:
+            raise SessionStoreError(f"session store: {error}") from error
 
     def _sync_wal(self) -> None:
         if self.path is None:
@@ -81,6 +101,7 @@ class StoreConnection:
     def _write(
         self, *, durable: bool = False
     ) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        self._writes += 1
         return _writing(self._db, durable)
 
 

@@ -6,7 +6,8 @@ log: every transport `send` (one `write` on stdio) and every statement SQLite ru
 two model calls (a tool call, then the answer) must show: the first call's usage_update
 written at once, before the tool call; the last call's written in the same send as the
 response, just before it; and between the last chunk and that send, two store transactions
-(the kept answer, the turn's end), neither fsynced, both committed before the response is.
+(the kept answer, the turn's end), neither fsynced, both committed before the response is;
+the write-ahead log's checkpoint (its fsyncs) only after the response.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from acp_bridge.agent import Agent, AgentConfig
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.providers.scripted import ScriptedProvider, loads_script
 from acp_bridge.sessions import SessionStore
+from acp_bridge.sessions import _store_file as store_file
 from acp_bridge.turn import EffectLedger
 from acp_bridge.wire import MemoryTransport
 
@@ -91,8 +93,10 @@ def _kind(message: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-async def turn_log(tmp_path: Path) -> Log:
-    """The log of one two-call turn (its sends and the store's statements)."""
+async def turn_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Log:
+    """The log of one two-call turn (its sends and the store's statements), the store's own
+    checkpoint due after every write."""
+    monkeypatch.setattr(store_file, "CHECKPOINT_EVERY", 1)
     (tmp_path / "README.md").write_text("# Demo\n")
     state = tmp_path / "state"
     store = SessionStore(state)
@@ -146,3 +150,25 @@ async def test_the_tail_commits_twice_without_fsync_before_the_response(turn_log
     assert tail[-1] == "COMMIT"  # the turn's end is committed before the response is sent
     after = [sql for what, sql in turn_log[response:] if what == "sql"]
     assert any("answered = 1" in sql for sql in after)  # marked answered once it is out
+
+
+@pytest.mark.requirement("TAIL-004")
+async def test_the_log_is_checkpointed_after_the_response_never_before(turn_log: Log) -> None:
+    response = next(
+        i
+        for i, (what, messages) in enumerate(turn_log)
+        if what == "send" and any("result" in m for m in messages)
+    )
+    statements = [(i, sql) for i, (what, sql) in enumerate(turn_log) if what == "sql"]
+    checkpoints = [i for i, sql in statements if "wal_checkpoint" in sql]
+    assert checkpoints  # due after every write here: right after the turn is marked answered
+    assert all(i > response for i in checkpoints)
+    answered = next(i for i, sql in statements if "answered = 1" in sql)
+    assert checkpoints[-1] > answered
+
+
+@pytest.mark.requirement("TAIL-004")
+def test_sqlite_checkpoints_by_itself_only_as_a_safety_net(tmp_path: Path) -> None:
+    with SessionStore(tmp_path) as store:
+        (pages,) = store._db.execute("PRAGMA wal_autocheckpoint").fetchone()
+    assert pages == 8000  # its default 1000 would checkpoint inside a turn's commits
