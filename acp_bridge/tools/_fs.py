@@ -24,7 +24,8 @@ import anyio.to_thread
 
 from acp_bridge.errors import PeerError, PeerGone, ToolError
 from acp_bridge.tools._base import EditorClient, ToolContext
-from acp_bridge.tools._local import ensure_parents, probe_local, read_local, write_local
+from acp_bridge.tools._local import probe_local, read_local
+from acp_bridge.tools._local_write import ensure_parents, write_local
 from acp_bridge.tools._paths import WorkspacePath
 
 __all__ = [

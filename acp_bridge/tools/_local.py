@@ -11,24 +11,19 @@ was opened is checked, not the path it was reached by (WS-RACE-001):
 - a read opens the file no-follow and reads it only when the opened file is a regular file
   with one link: a file with several hard links is refused, since nothing tells a link to a
   file outside from one inside (WS-LINK-002; search_files hides their matches alike);
-- a write creates missing parents with ``mkdirat``, each opened no-follow; refuses an existing
-  file with several hard links (WS-LINK-001); writes the new text to a fresh temporary file
-  made ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the parent's descriptor, with the old file's
-  permission bits, and renames it over the name in that same descriptor. The rename replaces
-  the directory entry, so a link (symbolic or hard) put there at the last moment is replaced,
-  never written through; a failed write leaves the file as it was (WS-WRITE-001);
+- a write (`_local_write`) creates missing parents no-follow and replaces the file by a
+  rename in its parent's descriptor, never writing through a link (WS-LINK-001, WS-WRITE-001);
 - a listing opens the directory no-follow and scans it by descriptor.
 
 Errors are `ToolError`s naming the path as the model sees it and the reason. These functions
-block: the tools run them in a worker thread.
+block: the tools run them in a worker thread. `_local_write` writes on the walk and the
+refusals defined here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import secrets
 import stat
 
 from acp_bridge.errors import ToolError
@@ -36,16 +31,15 @@ from acp_bridge.tools._beneath import components, open_child, walk_beneath
 from acp_bridge.tools._paths import WorkspacePath
 
 __all__ = [
-    "ensure_parents",
     "list_local",
     "open_regular",
     "probe_local",
     "read_local",
-    "write_local",
+    "refused",
+    "too_many_links",
+    "walk",
 ]
 
-_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_SLICE = 256 * 1024  # characters encoded at a time when writing (about 3 slices alive)
 _CHANGED = "it changed after the path was checked; nothing was {}"
 
 
@@ -70,7 +64,7 @@ def _why(parent: int, name: str, error: OSError) -> str:
     return str(error.strerror or error)
 
 
-def _refused(shown: str, reason: str, action: str) -> ToolError:
+def refused(shown: str, reason: str, action: str) -> ToolError:
     """`action` is what did not happen: "read", "written", "listed"."""
     if reason == "is a symbolic link now":
         return ToolError(f"{shown} {reason} ({_CHANGED.format(action)})")
@@ -89,7 +83,7 @@ def _open_entry(
     except OSError as error:
         if missing and isinstance(error, FileNotFoundError):
             raise
-        raise _refused(shown, _why(parent, name, error), action) from None
+        raise refused(shown, _why(parent, name, error), action) from None
 
 
 def _make_directory(parent: int, name: str, shown: str) -> None:
@@ -102,7 +96,7 @@ def _make_directory(parent: int, name: str, shown: str) -> None:
         raise ToolError(f"cannot create the directory {shown}: {reason}") from None
 
 
-def _walk(where: WorkspacePath, count: int, *, action: str, create: bool = False) -> int:
+def walk(where: WorkspacePath, count: int, *, action: str, create: bool = False) -> int:
     """A descriptor of the directory made of the root and the first `count` components.
 
     Raises `FileNotFoundError` when a component is missing and `create` is not set (else it
@@ -129,7 +123,7 @@ def _open_file(where: WorkspacePath) -> int | None:
     if not parts:
         raise ToolError(f"{where.display} is a directory; use list_directory")
     try:
-        parent = _walk(where, len(parts) - 1, action="read")
+        parent = walk(where, len(parts) - 1, action="read")
     except FileNotFoundError:
         return None
     try:
@@ -140,7 +134,7 @@ def _open_file(where: WorkspacePath) -> int | None:
         os.close(parent)
 
 
-def _links(where: WorkspacePath, count: int, action: str) -> ToolError:
+def too_many_links(where: WorkspacePath, count: int, action: str) -> ToolError:
     return ToolError(
         f"{where.display} has {count} hard links, and one may be a file outside the workspace: "
         f"it is not {action} (a file with one link is); ask the user to copy it if it is needed"
@@ -166,7 +160,7 @@ def open_regular(where: WorkspacePath, max_bytes: int) -> tuple[int, int] | None
                 f"{where.display} is not a regular file; only text files can be used"
             )
         elif status.st_nlink > 1:
-            problem = _links(where, status.st_nlink, "read")
+            problem = too_many_links(where, status.st_nlink, "read")
         elif status.st_size > max_bytes:
             problem = _too_big(where, status.st_size, max_bytes)
     if problem is not None:
@@ -217,74 +211,15 @@ def probe_local(where: WorkspacePath, action: str) -> bool:
     finally:
         os.close(fd)
     if stat.S_ISREG(status.st_mode) and status.st_nlink > 1:
-        raise _links(where, status.st_nlink, action)
+        raise too_many_links(where, status.st_nlink, action)
     return True
-
-
-def _existing_mode(where: WorkspacePath, parent: int, name: str) -> int | None:
-    """The permission bits of the file being replaced, None for a new file; refuses links."""
-    try:
-        status = os.stat(name, dir_fd=parent, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISLNK(status.st_mode):
-        raise _refused(where.display, "is a symbolic link now", "written")
-    if stat.S_ISDIR(status.st_mode):
-        raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
-    if not stat.S_ISREG(status.st_mode):
-        raise ToolError(f"{where.display} is not a regular file; it is not written")
-    if status.st_nlink > 1:
-        raise _links(where, status.st_nlink, "written")
-    return stat.S_IMODE(status.st_mode)
-
-
-def ensure_parents(where: WorkspacePath) -> None:
-    """Create the missing parent directories beneath the root, no link followed."""
-    parts = components(where.relative)
-    os.close(_walk(where, max(len(parts) - 1, 0), action="written", create=True))
-
-
-def _write_new(parent: int, temp: str, text: str, mode: int | None) -> None:
-    fd = os.open(temp, _TEMP_FLAGS, 0o666 if mode is None else mode, dir_fd=parent)
-    try:
-        if mode is not None:
-            os.fchmod(fd, mode)  # exactly the old bits, whatever the umask
-        for start in range(0, len(text), _SLICE):  # encoded a slice at a time: no second copy
-            view = memoryview(text[start : start + _SLICE].encode("utf-8"))
-            while view:
-                view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-
-
-def write_local(where: WorkspacePath, text: str) -> None:
-    """Replace (or create) the file with `text` atomically (WS-WRITE-001, WS-LINK-001)."""
-    parts = components(where.relative)
-    if not parts:
-        raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
-    parent = _walk(where, len(parts) - 1, action="written", create=True)
-    name = parts[-1]
-    temp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
-    renamed = False
-    try:
-        _write_new(parent, temp, text, _existing_mode(where, parent, name))
-        os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        renamed = True
-    except OSError as error:
-        reason = error.strerror or str(error)
-        raise ToolError(f"cannot write {where.display}: {reason}; the file is unchanged") from None
-    finally:
-        if not renamed:
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=parent)
-        os.close(parent)
 
 
 def list_local(where: WorkspacePath) -> list[str]:
     """The directory's entries, sorted: directories end with ``/``, links with ``@``."""
     parts = components(where.relative)
     try:
-        parent = _walk(where, max(len(parts) - 1, 0), action="listed")
+        parent = walk(where, max(len(parts) - 1, 0), action="listed")
     except FileNotFoundError:
         raise ToolError(f"{where.display}: no such directory") from None
     try:
@@ -300,7 +235,7 @@ def list_local(where: WorkspacePath) -> list[str]:
                     raise ToolError(
                         f"{where.display} is a file, not a directory; use read_file"
                     ) from None
-                raise _refused(where.display, reason, "listed") from None
+                raise refused(where.display, reason, "listed") from None
         try:
             names: list[str] = []
             with os.scandir(fd) as scan:
