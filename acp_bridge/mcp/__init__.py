@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 from acp_bridge._exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
-    from acp_bridge.mcp._connection import OutcomeUnknown, ServerConnection, ServerSpec
+    from acp_bridge.mcp._connection import OutcomeUnknown, ServerConnection
     from acp_bridge.mcp._content import MEDIA_BUDGET, MalformedResult, result_outcome
     from acp_bridge.mcp._limits import McpLimits
     from acp_bridge.mcp._names import MAX_TOOL_NAME, offered_name
     from acp_bridge.mcp._schema import SchemaRejected, offered_schema
     from acp_bridge.mcp._servers import SessionServers
     from acp_bridge.mcp._tool import McpTool, McpToolInfo, ServerCaller
+    from acp_bridge.mcp._transport import ServerSpec
 
 __all__ = [
     "MAX_TOOL_NAME",

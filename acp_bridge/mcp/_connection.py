@@ -1,7 +1,8 @@
 """One MCP server of a session, connected with the official MCP Python SDK (`mcp`).
 
-This is the only module that imports the SDK, and only inside `ServerConnection.run`: a
-session without MCP servers never loads it (MCP-LIFE-005). `run` connects (stdio through the
+This module and `_transport` (the spec of a server and the SDK parts that reach it) are the
+only ones that import the SDK, and only inside `ServerConnection.run`: a session without MCP
+servers never loads it (MCP-LIFE-005). `run` connects (stdio through the
 lifeline supervisor, so the server and its children die with the bridge: MCP-LIFE-004;
 streamable HTTP; SSE), lists the tools, and serves until `stop()`; a `tools/list_changed`
 notification lists them again (MCP-LIFE-006). Every failure is contained: it becomes the
@@ -12,10 +13,8 @@ connection's `problem` and an event for the user, never an exception out of `run
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -25,9 +24,9 @@ from acp_bridge.errors import ToolError
 from acp_bridge.mcp._names import offered_name
 from acp_bridge.mcp._schema import SchemaRejected, offered_schema
 from acp_bridge.mcp._tool import McpTool, McpToolInfo
-from acp_bridge.tools._lifeline import lifeline_argv
+from acp_bridge.mcp._transport import ServerSpec, client_info, open_transport, roots_answer
 
-__all__ = ["OutcomeUnknown", "ServerConnection", "ServerSpec"]
+__all__ = ["OutcomeUnknown", "Report", "ServerConnection"]
 
 _log = logging.getLogger("acp_bridge.mcp")
 
@@ -37,21 +36,6 @@ Report = Callable[[str, str], Awaitable[None]]
 
 class OutcomeUnknown(Exception):
     """A call reached the server and no answer came back (crash, hang)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSpec:
-    """An MCP server as the editor passed it. `env` and `headers` are secrets: no repr."""
-
-    name: str
-    transport: str  # "stdio" | "http" | "sse"
-    command: str = ""
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    url: str = ""
-    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
-    cwd: str | None = None
-    roots: tuple[str, ...] = ()  # absolute directories answered to roots/list (stdio only)
 
 
 class ServerConnection:
@@ -116,14 +100,14 @@ class ServerConnection:
 
         async with AsyncExitStack() as stack:
             client = Client(
-                self._transport(),
+                open_transport(self.spec),
                 mode="legacy",  # the initialize handshake: every server speaks it
                 cache=None,  # tools/list_changed must always reach the server
                 message_handler=self._on_message,
-                client_info=_client_info(),
+                client_info=client_info(),
                 # MCP-ROOTS-001: a local server is told the session's directories; sampling
                 # and elicitation are refused by the SDK (MCP-SERVER-REQ-001).
-                list_roots_callback=_roots_answer(self.spec.roots) if self._roots else None,
+                list_roots_callback=roots_answer(self.spec.roots) if self._roots else None,
             )
             await stack.enter_async_context(client)
             self._client = client
@@ -140,27 +124,6 @@ class ServerConnection:
     @property
     def _roots(self) -> bool:
         return self.spec.transport == "stdio" and bool(self.spec.roots)
-
-    def _transport(self) -> Any:
-        spec = self.spec
-        if spec.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            argv = lifeline_argv([spec.command, *spec.args])
-            params = StdioServerParameters(
-                command=argv[0], args=argv[1:], env=dict(spec.env) or None, cwd=spec.cwd
-            )
-            return stdio_client(params, errlog=sys.stderr)
-        headers = dict(spec.headers)
-        if spec.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            return sse_client(spec.url, headers=headers or None)
-        from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        http = create_mcp_http_client(headers=headers or None)
-        return _owning(streamable_http_client(spec.url, http_client=http), http)
 
     async def _list_tools(self) -> None:
         listed: list[Any] = []
@@ -269,30 +232,6 @@ class ServerConnection:
         return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _roots_answer(roots: tuple[str, ...]) -> Any:
-    """The `roots/list` callback: the session's directories as `file://` roots, cwd first."""
-    from pathlib import Path
-
-    from mcp_types import ListRootsResult, Root
-
-    answer = ListRootsResult(
-        roots=[Root(uri=Path(root).as_uri(), name=Path(root).name or root) for root in roots]
-    )
-
-    async def list_roots(context: Any) -> Any:
-        return answer
-
-    return list_roots
-
-
-def _client_info() -> Any:
-    from mcp_types import Implementation
-
-    from acp_bridge import __version__
-
-    return Implementation(name="acp-bridge", version=__version__)
-
-
 def _describe(error: BaseException) -> str:
     """A short reason, without the values of env or headers (MCP-SECRET-001)."""
     if isinstance(error, BaseExceptionGroup):
@@ -301,23 +240,3 @@ def _describe(error: BaseException) -> str:
         return error.strerror or type(error).__name__
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     return text[:300]
-
-
-class _owning:
-    def __init__(self, inner: Any, http: Any) -> None:
-        self._inner = inner
-        self._http = http
-
-    async def __aenter__(self) -> Any:
-        await self._http.__aenter__()
-        try:
-            return await self._inner.__aenter__()
-        except BaseException:
-            await self._http.__aexit__(None, None, None)
-            raise
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        try:
-            return await self._inner.__aexit__(*exc)
-        finally:
-            await self._http.__aexit__(None, None, None)

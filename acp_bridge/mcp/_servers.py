@@ -14,9 +14,10 @@ from collections.abc import Sequence
 import anyio
 import anyio.to_thread
 
-from acp_bridge.mcp._connection import Report, ServerConnection, ServerSpec
+from acp_bridge.mcp._connection import Report, ServerConnection
 from acp_bridge.mcp._limits import McpLimits
 from acp_bridge.mcp._tool import McpTool
+from acp_bridge.mcp._transport import ServerSpec
 
 __all__ = ["SessionServers"]
 
