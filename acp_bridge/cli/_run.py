@@ -207,7 +207,9 @@ def _frozen(build: Callable[[], AgentConfig]) -> AgentConfig:
     try:
         config = build()
         import acp_bridge.agent._agent  # noqa: F401  (the agent's own modules, frozen too)
+        from acp_bridge.cli._code_cache import save_installed
 
+        save_installed()  # STARTUP-008: on a first start, what these loads compiled
         gc.freeze()
         return config
     finally:
