@@ -9,12 +9,17 @@ at each response and at the first `session/update` carrying an `agent_message_ch
 - sdk-echo-agent: `benchmarks/_sdk_echo_agent.py`, the official Python SDK's agent sending one
   chunk echoing the prompt (the least any agent does before its first chunk).
 
+acp-bridge keeps the compiled code of its dataclasses' methods in a cache under
+`$XDG_CACHE_HOME/acp-bridge` (STARTUP-008): the warm-up run fills it, as a user's first start
+does; `--first-start` gives every acp-bridge spawn an empty one instead.
+
 Runs are interleaved in a rotating order after discarded warm-ups; medians are reported, and the
 ratios acp-bridge / SDK (targets: initialize <= 0.2, session/new <= 0.3, first chunk <= 0.35).
 
     pip install -e '.[bench]'
     python benchmarks/bench_session_start.py -n 15
     python benchmarks/bench_session_start.py --json
+    python benchmarks/bench_session_start.py -n 15 --first-start
 """
 
 from __future__ import annotations
@@ -90,11 +95,20 @@ def _cpu_at_exit(process: subprocess.Popen[bytes], deadline: float) -> float:
 
 
 def measure(
-    argv: list[str], cwd: str, timeout: float, run_in: str | None = None
+    argv: list[str],
+    cwd: str,
+    timeout: float,
+    run_in: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, float]:
     start = time.perf_counter()
     process = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=run_in
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=run_in,
+        env=env,
     )
     assert process.stdin is not None
     marks: dict[str, float] = {}
@@ -151,6 +165,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
+        "--first-start",
+        action="store_true",
+        help="give every acp-bridge spawn an empty code cache (STARTUP-008): what the first "
+        "start after an install or an upgrade pays; by default the warm-up run fills it, as "
+        "a user's first start does",
+    )
+    parser.add_argument(
         "--compare",
         metavar="CHECKOUT",
         help="also run the acp-bridge of another checkout (e.g. main before a change), "
@@ -183,13 +204,20 @@ def main() -> int:
             name: {mark: [] for mark in (*TARGETS, "cpu")} for name in targets
         }
         names = list(targets)
+        spawns = iter(range(1_000_000))
+
+        def env_for(name: str) -> dict[str, str] | None:
+            if not args.first_start or name == "sdk-echo-agent":
+                return None
+            return {**os.environ, "XDG_CACHE_HOME": f"{tmp}/cache-{next(spawns)}"}
+
         for _ in range(args.warmup):
             for name in names:
-                measure(targets[name], tmp, args.timeout, where.get(name))
+                measure(targets[name], tmp, args.timeout, where.get(name), env_for(name))
         for run in range(args.runs):
             turn = run % len(names)
             for name in names[turn:] + names[:turn]:
-                measured = measure(targets[name], tmp, args.timeout, where.get(name))
+                measured = measure(targets[name], tmp, args.timeout, where.get(name), env_for(name))
                 for mark, value in measured.items():
                     samples[name][mark].append(value * 1000)
     medians = {
