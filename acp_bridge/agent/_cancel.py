@@ -23,6 +23,8 @@ PROMPT = "session/prompt"
 
 @dataclass(slots=True)
 class _Ticket:
+    """A prompt turn's session and the cancel scope a `session/cancel` cancels."""
+
     session_id: str
     scope: anyio.CancelScope
 

@@ -35,6 +35,8 @@ _PLANS = (
 
 @dataclass(frozen=True, slots=True)
 class LoadedFile:
+    """One instructions file as given to the model."""
+
     path: Path
     size: int  # bytes on disk
     loaded: int  # bytes given to the model
@@ -47,6 +49,8 @@ class LoadedFile:
 
 @dataclass(frozen=True, slots=True)
 class ProjectInstructions:
+    """The project's instructions files found for a session, in the order they apply."""
+
     files: tuple[LoadedFile, ...]
 
     def section(self) -> str:

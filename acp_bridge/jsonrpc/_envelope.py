@@ -20,6 +20,8 @@ RequestId: TypeAlias = int | str
 
 @dataclass(frozen=True, slots=True)
 class Request:
+    """A request from the peer: its id, method and params."""
+
     id: RequestId
     method: str
     params: JsonValue
@@ -27,6 +29,8 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Notification:
+    """A notification from the peer: its method and params."""
+
     method: str
     params: JsonValue
 
@@ -42,6 +46,8 @@ class Response:
 
 @dataclass(frozen=True, slots=True)
 class Invalid:
+    """A message that is not valid JSON-RPC: the id to answer (if any) and why."""
+
     id: RequestId | None
     reason: str
 

@@ -69,6 +69,8 @@ class ToolCallStep:
 
 @dataclass(frozen=True, slots=True)
 class UsageStep:
+    """A usage report, as the model's stream carries one."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0

@@ -9,7 +9,6 @@ complete at the end of its block, `Finish(tool_calls)` when the attempt made cal
 
 from __future__ import annotations
 
-import http
 import json
 import re
 from collections.abc import Iterator
@@ -208,6 +207,8 @@ def _tool_call(step: ToolCallStep, index: int, ctx: PlayContext) -> Iterator[Str
 
 def _http_error(step: HttpErrorStep, ctx: PlayContext, number: int) -> ModelStreamError:
     kind, retryable = kind_for_status(step.status)  # SCRIPT-032
+    import http  # HTTPStatus is a large enum: built when a script plays an error (cold start)
+
     try:
         phrase = http.HTTPStatus(step.status).phrase
     except ValueError:
