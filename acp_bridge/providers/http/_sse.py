@@ -188,17 +188,20 @@ class SseDecoder:
         if b"\r" in data:
             return None
         end = data.rfind(b"\n\n") + 2  # 1: no whole event in the chunk
-        rest = data[end:] if end > 1 else data
-        # What follows the last blank line must be the start of a plain event: one `data:`
-        # line (its LF may have come), short enough to be re-joined with the next chunk.
-        if rest and (
-            len(rest) > _TAIL_MAX or not b"data:".startswith(rest[:5]) or b"\n" in rest[:-1]
-        ):
-            return None
+        if end == len(data) and end > 1:  # the usual read: it ends with an event
+            head, rest = data, b""
+        else:
+            head, rest = (data[:end], data[end:]) if end > 1 else (b"", data)
+            # What follows the last blank line must be the start of a plain event: one
+            # `data:` line (its LF may have come), short enough to be re-joined later.
+            if len(rest) > _TAIL_MAX or not b"data:".startswith(rest[:5]) or b"\n" in rest[:-1]:
+                return None
         datas: list[str] = []
-        if end > 1:
+        if head:
             # One decode and one split for the lot (UTF-8 is context-free at the LFs).
-            for part in data[: end - 2].decode("utf-8", "replace").split("\n\n"):
+            parts = head.decode("utf-8", "replace").split("\n\n")
+            parts.pop()  # the nothing after the last blank line
+            for part in parts:
                 if not part.startswith("data:") or "\n" in part:
                     return None
                 datas.append(part[6:] if part.startswith("data: ") else part[5:])
