@@ -31,11 +31,14 @@ the long session's medians, the fresh reference's over the same stretch of the r
     python benchmarks/bench_per_turn.py                    # N=1000, all three providers
     python benchmarks/bench_per_turn.py --turns 300 --providers openai --json
     python benchmarks/bench_per_turn.py --profile-bridge /tmp/prof   # cProfile per provider
-    python benchmarks/bench_per_turn.py --tail-only --turns 100 --runs 5   # the tail alone
+    python benchmarks/bench_per_turn.py --tail-only --turns 60 --runs 5   # the tail alone
+    git archive <commit> acp_bridge | tar -x -C /tmp/before
+    python benchmarks/bench_per_turn.py --tail-only --runs 5 --against /tmp/before
 
 `--tail-only` runs only the long session and the SDK agent, interleaved, and reports the tail
 over turns 10..N (trimmed means) and its ratio to the SDK's, per run, with the median of the
-`--runs` ratios: the quick way to see the last chunk -> response figure.
+`--runs` ratios: the quick way to see the last chunk -> response figure. `--against DIR` adds
+a third agent, the bridge of another tree, interleaved with both: before and after in one run.
 """
 
 from __future__ import annotations
@@ -157,8 +160,13 @@ def _prompt_text(turn: int) -> str:
     return f"turn {turn}: go on with the story, one or two sentences, in the same voice please."
 
 
-def bridge_agent(provider: str, server: _Server, work: Path, profile: Path | None) -> StdioAgent:
+def bridge_agent(provider: str, server: _Server, work: Path, profile: Path | None,
+                 source: Path | None = None) -> StdioAgent:
+    """`source`: a directory holding another `acp_bridge` package (an older tree, e.g. from
+    `git archive`), run instead of this one."""
     env = isolated_env(work)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(source), env.get("PYTHONPATH"))))
     if provider in _KEYS:
         env[_KEYS[provider]] = "bench-key"
     head = [sys.executable, "-m", "acp_bridge"]
@@ -212,56 +220,72 @@ def run_provider(provider: str, server: _Server, work: Path, turns: int,
             agent.close()
 
 
-def run_tail(provider: str, server: _Server, work: Path, turns: int) -> tuple[float, float]:
-    """The long session's tail and the SDK's over turns 10..N (trimmed means, ms)."""
-    agents: list[StdioAgent] = []
+def run_tail(provider: str, server: _Server, work: Path, turns: int,
+             against: Path | None) -> dict[str, float]:
+    """Tails over turns 10..N (trimmed means, ms) of the long session ("bridge"), of the
+    same from the `against` tree when given ("against"), and of the SDK ("sdk"), their
+    prompts interleaved one by one."""
+    agents: dict[str, StdioAgent] = {}
     try:
-        agents.append(bridge_agent(provider, server, work / "long", None))
-        agents.append(sdk_agent(server, work / "sdk"))
-        long, sdk = (_Session(a, work / name) for a, name in
-                     zip(agents, ("long", "sdk"), strict=True))
-        tails: tuple[list[float], list[float]] = ([], [])
+        agents["bridge"] = bridge_agent(provider, server, work / "bridge", None)
+        if against is not None:
+            agents["against"] = bridge_agent(provider, server, work / "against", None, against)
+        agents["sdk"] = sdk_agent(server, work / "sdk")
+        sessions = {name: _Session(agent, work / name) for name, agent in agents.items()}
+        tails: dict[str, list[float]] = {name: [] for name in sessions}
         for n in range(1, turns + 1):
-            for session, kept in ((long, tails[0]), (sdk, tails[1])):
+            for name, session in sessions.items():
                 sample = session.prompt(_prompt_text(n))
                 if n >= 10:
-                    kept.append(sample.tail_ms)
-        return trimmed_mean(tails[0]), trimmed_mean(tails[1])
+                    tails[name].append(sample.tail_ms)
+        return {name: trimmed_mean(values) for name, values in tails.items()}
     finally:
-        for agent in agents:
+        for agent in agents.values():
             agent.close()
 
 
-def tail_only(providers: list[str], turns: int, runs: int, as_json: bool) -> int:
+def tail_only(providers: list[str], turns: int, runs: int, against: Path | None,
+              as_json: bool) -> int:
     report: dict[str, Any] = {"turns": turns, "runs": runs, "providers": {}}
+    names = ("bridge", "against") if against is not None else ("bridge",)
+    loads: list[float] = []
     server = _Server()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-tail-") as tmp:
             for run in range(runs):
                 for provider in providers:  # interleaved: run 1 of each, then run 2...
                     work = Path(tmp) / f"{provider}-{run}"
-                    for name in ("long", "sdk"):
+                    for name in (*names, "sdk"):
                         (work / name).mkdir(parents=True)
-                    bridge, sdk = run_tail(provider, server, work, turns)
+                    tails = run_tail(provider, server, work, turns, against)
+                    loads.append(os.getloadavg()[0])
                     entry = report["providers"].setdefault(provider, {"runs": []})
-                    entry["runs"].append({"bridge_ms": bridge, "sdk_ms": sdk,
-                                          "ratio": bridge / sdk if sdk else float("inf")})
+                    entry["runs"].append({
+                        **{f"{name}_ms": tails[name] for name in (*names, "sdk")},
+                        **{f"{name}_ratio": tails[name] / tails["sdk"] for name in names},
+                    })
     finally:
         server.close()
     for entry in report["providers"].values():
-        entry["medianRatio"] = statistics.median(r["ratio"] for r in entry["runs"])
-    report["loadAverage"] = os.getloadavg()[0]
+        for name in names:
+            entry[f"{name}_median_ratio"] = statistics.median(
+                r[f"{name}_ratio"] for r in entry["runs"]
+            )
+    report["loadAverage"] = [min(loads), max(loads)]
     if as_json:
         print(json.dumps(report, indent=2))
         return 0
     print(f"last chunk -> response, turns 10..{turns}, {runs} run(s) per provider (trimmed"
-          f" means; load average {report['loadAverage']:.1f} at the end)")
+          f" means, ms; load average {min(loads):.1f}-{max(loads):.1f})"
+          + (f"; 'against': {against}" if against is not None else ""))
     for provider, entry in report["providers"].items():
-        cells = "  ".join(f"{r['bridge_ms']:.2f}/{r['sdk_ms']:.2f}={r['ratio']:.2f}"
-                          for r in entry["runs"])
-        ok = "met" if entry["medianRatio"] <= TARGET_TAIL else "NOT met"
-        print(f"{provider:10} bridge/sdk ms per run: {cells}; median ratio"
-              f" {entry['medianRatio']:.2f} (target <= {TARGET_TAIL}: {ok})")
+        for name in names:
+            cells = "  ".join(f"{r[f'{name}_ms']:.2f}/{r['sdk_ms']:.2f}={r[f'{name}_ratio']:.2f}"
+                              for r in entry["runs"])
+            median = entry[f"{name}_median_ratio"]
+            ok = "met" if median <= TARGET_TAIL else "NOT met"
+            print(f"{provider:10} {name:8} /sdk per run: {cells}; median {median:.2f}"
+                  f" (target <= {TARGET_TAIL}: {ok})")
     return 0
 
 
@@ -301,10 +325,14 @@ def main() -> int:
     parser.add_argument("--tail-only", action="store_true",
                         help="only the long session and the SDK: the tail figure")
     parser.add_argument("--runs", type=int, default=1, help="runs with --tail-only (1)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="with --tail-only: a directory holding another acp_bridge package"
+                        " (e.g. `git archive <commit> acp_bridge | tar -x -C DIR`), run"
+                        " interleaved beside this one")
     args = parser.parse_args()
     providers = [p for p in args.providers.split(",") if p]
     if args.tail_only:
-        return tail_only(providers, args.turns, args.runs, args.json)
+        return tail_only(providers, args.turns, args.runs, args.against, args.json)
     width = min(args.window, args.turns)
     marks = sorted({10, 100, args.turns} & set(range(10, args.turns + 1)))
     report: dict[str, Any] = {"turns": args.turns, "window": width, "providers": {}}
