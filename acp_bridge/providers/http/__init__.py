@@ -13,9 +13,10 @@ classified `ModelStreamError`. What every adapter guarantees:
 - a `ThoughtDelta` that carries a `signature` or `redacted_data` ends a thought block.
 
 Layout: `_sse` (sans-IO SSE), `_classify` (statuses and error bodies), `_transport`
-(httpx, timeouts), `_failures` (the exception boundary), `_trace` (tracing), `_provider`
-(the shared skeleton), `_<provider>` (request rendering) and `_<provider>_stream` (sans-IO
-stream decoders).
+(httpx, timeouts), `_h1_*` (the HTTP/1.1 transport under httpx: sans-IO `_h1_parse`,
+`_h1_connection`, `_h1_pool`, `_h1_transport`; spec/http1.md), `_failures` (the exception
+boundary), `_trace` (tracing), `_provider` (the shared skeleton), `_<provider>` (request
+rendering) and `_<provider>_stream` (sans-IO stream decoders).
 """
 
 from acp_bridge.providers.http._anthropic import AnthropicProvider

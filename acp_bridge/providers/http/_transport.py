@@ -35,8 +35,10 @@ from acp_bridge._json import JsonObject
 from acp_bridge.providers._errors import ModelStreamError, Phase
 from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
 from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain
+from acp_bridge.providers.http._h1_connection import H1Body
+from acp_bridge.providers.http._h1_transport import BODY_EXTENSION, H1Transport
 from acp_bridge.providers.http._options import HttpProviderOptions
-from acp_bridge.providers.http._read_timeout import SwitchedReadTimeout
+from acp_bridge.providers.http._read_timeout import FirstTokenTimeout, SwitchedReadTimeout
 from acp_bridge.providers.http._sse import SseDecoder, SseItem
 from acp_bridge.providers.http._trace import ProviderTrace
 from acp_bridge.providers.http._urls import install_log_redaction
@@ -119,7 +121,8 @@ class HttpTransport:
             options = self._options
             self._client = httpx.AsyncClient(
                 # Exactly one retry layer, the turn engine's (model-streams.md §0.2).
-                transport=httpx.AsyncHTTPTransport(retries=0),
+                # The bridge's own HTTP/1.1 (httpx's behind a proxy): spec/http1.md.
+                transport=H1Transport(),
                 timeout=self._timeout(options.idle_timeout),
                 follow_redirects=False,
                 headers={"user-agent": f"acp-bridge/{acp_bridge.__version__}"},
@@ -142,7 +145,11 @@ class HttpTransport:
         timeout = self._options.first_token_timeout
         first_deadline = math.inf if timeout is None else anyio.current_time() + timeout
         # TIMEOUT-001: until the first token no idle timeout, after it the idle timeout.
-        switch = None if timeout is None else SwitchedReadTimeout(self._options.idle_timeout)
+        switch = (
+            None
+            if timeout is None
+            else SwitchedReadTimeout(self._options.idle_timeout, first_deadline)
+        )
         request = client.build_request(
             "POST",
             wire.url,
@@ -165,53 +172,47 @@ class HttpTransport:
                 if not response.is_success:
                     raise await self._fail.status_error(response)
                 phase = Phase.STREAM
+                chunks = _body(response, switch)
                 sse = SseDecoder()
-                # Raw bytes unless the server compressed anyway (then httpx decodes).
-                encoded = response.headers.get("content-encoding", "identity") != "identity"
-                # The raw body is the response's own byte stream (`Response.stream`),
-                # iterated without `aiter_raw`'s re-chunking layer: one async generator
-                # less per chunk (the errors then get their request below).
-                chunks = response.aiter_bytes() if encoded else aiter(_byte_stream(response))
                 tracing = self._trace.enabled  # frozen options: checked once
-                # A chunk that is one plain event skips the SSE items (the trace needs them).
-                plain = None if tracing else sse.plain
+                # Pieces of plain events skip the SSE items (the trace needs them); a piece
+                # cut inside an event leaves its start held in the decoder.
+                plain = None if tracing else sse.plain_events
                 budget = self._options.max_output_bytes  # ROBUST-OUT-001: bytes left
                 idle = self._options.idle_timeout
                 semantic = False
                 quiet_since = math.inf
                 while True:
-                    if semantic:
-                        # The first-token clock has stopped; the read timeout is the idle
-                        # timeout. No scope per read and no `anext(chunks, None)` wrapper
-                        # object: this is the per-chunk hot path.
-                        try:
-                            chunk = await chunks.__anext__()
-                        except StopAsyncIteration:
-                            chunk = None
-                    else:
-                        with anyio.CancelScope(deadline=first_deadline) as scope:
-                            chunk = await anext(chunks, None)
-                        if scope.cancelled_caught:
-                            raise self._fail.first_token_timeout(phase)
-                    data = None
+                    # The per-piece hot path: no scope and no `anext(chunks, None)` wrapper
+                    # here; the transport bounds each read (first token, then idle).
+                    try:
+                        chunk: bytes | None = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        chunk = None
+                    datas: list[str] | None = None
+                    items: list[SseItem] | None = None
                     if chunk is not None:
                         budget -= len(chunk)
                         if budget < 0:
                             raise self._fail.output_cap()
                         if plain is not None:
-                            data = plain(chunk)
-                    produced = False
-                    if data is not None:
-                        items: list[SseItem] | None = None
-                        for event in decoder.feed_data(data):
-                            if not semantic:
-                                semantic = not isinstance(event, _NOT_SEMANTIC)
-                            produced = True
-                            yield event
-                        if decoder.done:
-                            return
+                            datas = plain(chunk)
+                        if datas is None:
+                            items = sse.feed(chunk)
                     else:
-                        items = sse.end() if chunk is None else sse.feed(chunk)
+                        items = sse.end()
+                    produced = False
+                    if datas is not None:
+                        for data in datas:
+                            for event in decoder.feed_data(data):
+                                if not semantic:
+                                    semantic = not isinstance(event, _NOT_SEMANTIC)
+                                produced = True
+                                yield event
+                            if decoder.done:
+                                return
+                    else:
+                        assert items is not None
                         for item in items:
                             if tracing:
                                 self._trace.item(item, attempt)
@@ -242,6 +243,8 @@ class HttpTransport:
             except httpx.HTTPError as exc:
                 if isinstance(exc, httpx.RequestError) and not _has_request(exc):
                     exc.request = request  # what `aiter_raw` would have attached
+                if isinstance(exc, FirstTokenTimeout):
+                    raise self._fail.first_token_timeout(phase) from exc
                 raise self._fail.transport_error(exc, phase) from exc
         except ModelStreamError as exc:
             self._trace.error(exc, attempt)
@@ -254,6 +257,39 @@ class HttpTransport:
                     await close_iterator(chunks)
                 if response is not None:
                     await response.aclose()
+
+
+def _body(response: httpx.Response, switch: SwitchedReadTimeout | None) -> AsyncIterator[bytes]:
+    """The response body's pieces. The bridge's own transport's body bounds each read
+    itself and is iterated directly (no async generator per piece); a proxied or compressed
+    body goes through httpx, whose reads wait without bound until the first token
+    (`SwitchedReadTimeout`), so the first-token deadline is applied here."""
+    # Raw bytes unless the server compressed anyway (then httpx decodes).
+    encoded = response.headers.get("content-encoding", "identity") != "identity"
+    own = response.extensions.get(BODY_EXTENSION)
+    if isinstance(own, H1Body) and not encoded:
+        return own
+    chunks = response.aiter_bytes() if encoded else aiter(_byte_stream(response))
+    return chunks if switch is None else _until_first_token(chunks, switch)
+
+
+async def _until_first_token(
+    chunks: AsyncIterator[bytes], switch: SwitchedReadTimeout
+) -> AsyncIterator[bytes]:
+    try:
+        while True:
+            if switch.switched:
+                chunk = await chunks.__anext__()
+            else:
+                with anyio.CancelScope(deadline=switch.first_token_deadline) as scope:
+                    chunk = await chunks.__anext__()
+                if scope.cancelled_caught:
+                    raise FirstTokenTimeout("no response within the first-token timeout")
+            yield chunk
+    except StopAsyncIteration:
+        return
+    finally:
+        await close_iterator(chunks)
 
 
 def _byte_stream(response: httpx.Response) -> httpx.AsyncByteStream:
