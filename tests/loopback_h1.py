@@ -19,7 +19,7 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import anyio
 import anyio.abc
@@ -77,28 +77,27 @@ async def _read_head(reader: BufferedByteReceiveStream) -> tuple[bytes, dict[str
     return line, headers, head + b"\r\n\r\n"
 
 
-@dataclass
-class KeepAliveServer:
-    scripts: Sequence[Sequence[Step]]
-    tls: ssl.SSLContext | None = None
-    seen: list[Seen] = field(default_factory=list)
-    connections: int = 0
-    hung_up: list[anyio.Event] = field(default_factory=list)
-    port: int = 0
+class _Serving:
+    """A loopback listener whose connections go to `_handle`, from enter to exit."""
+
+    port = 0
     _group: anyio.abc.TaskGroup | None = None
     _listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
 
-    @property
-    def base_url(self) -> str:
-        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+    def _server_tls(self) -> ssl.SSLContext | None:
+        return None
+
+    async def _handle(self, stream: Any) -> None:
+        raise NotImplementedError
 
     async def __aenter__(self) -> Self:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
         self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
         self._listener = listener
-        served: anyio.abc.Listener[anyio.abc.ByteStream] = listener
-        if self.tls is not None:
-            served = TLSListener(listener, self.tls, standard_compatible=False)
+        served: anyio.abc.Listener[Any] = listener
+        tls = self._server_tls()
+        if tls is not None:
+            served = TLSListener(listener, tls, standard_compatible=False)
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._group.start_soon(served.serve, self._handle)
@@ -112,6 +111,22 @@ class KeepAliveServer:
         self._group.cancel_scope.cancel()
         await self._group.__aexit__(None, None, None)
         await self._listener.aclose()
+
+
+@dataclass
+class KeepAliveServer(_Serving):
+    scripts: Sequence[Sequence[Step]]
+    tls: ssl.SSLContext | None = None
+    seen: list[Seen] = field(default_factory=list)
+    connections: int = 0
+    hung_up: list[anyio.Event] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    def _server_tls(self) -> ssl.SSLContext | None:
+        return self.tls
 
     async def _handle(self, stream: anyio.abc.ByteStream) -> None:
         number = self.connections
@@ -164,34 +179,13 @@ async def _hangup_before(event: anyio.Event, reader: BufferedByteReceiveStream) 
 
 
 @dataclass
-class ForwardProxy:
+class ForwardProxy(_Serving):
     upstream: tuple[str, int]
     lines: list[bytes] = field(default_factory=list)
-    port: int = 0
-    _group: anyio.abc.TaskGroup | None = None
-    _listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    async def __aenter__(self) -> Self:
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
-        self._listener = listener
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        self._group.start_soon(listener.serve, self._handle)
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._group is not None
-        assert self._listener is not None
-        self._group.cancel_scope.cancel()
-        await self._group.__aexit__(None, None, None)
-        await self._listener.aclose()
 
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
         reader = BufferedByteReceiveStream(client)

@@ -121,8 +121,9 @@ class HttpTransport:
             options = self._options
             self._client = httpx.AsyncClient(
                 # Exactly one retry layer, the turn engine's (model-streams.md §0.2).
-                # The bridge's own HTTP/1.1 (httpx's behind a proxy): spec/http1.md.
-                transport=H1Transport(),
+                # The bridge's own HTTP/1.1 (httpx's behind a proxy): spec/http1.md. The TLS
+                # context (httpx's default) is built here, not by the first request.
+                transport=H1Transport(ssl_context=httpx.create_ssl_context()),
                 timeout=self._timeout(options.idle_timeout),
                 follow_redirects=False,
                 headers={"user-agent": f"acp-bridge/{acp_bridge.__version__}"},
