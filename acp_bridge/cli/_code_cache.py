@@ -29,7 +29,7 @@ import contextlib
 import dataclasses
 import marshal
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
@@ -43,7 +43,7 @@ _MAX_ENTRIES = 20_000  # far above what the package's classes generate
 _MAX_FILE = 32 * 1024 * 1024
 
 
-def default_cache_path(environ: dict[str, str] | os._Environ[str] | None = None) -> Path:
+def default_cache_path(environ: Mapping[str, str] | None = None) -> Path:
     """Where the cache lives: `$XDG_CACHE_HOME/acp-bridge/` (default `~/.cache`)."""
     env = os.environ if environ is None else environ
     root = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
