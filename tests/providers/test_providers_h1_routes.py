@@ -12,7 +12,7 @@ import pytest
 import trustme
 from loopback_h1 import ForwardProxy, KeepAliveServer, chunked, sse_events
 
-from acp_bridge.providers import ModelRequest, TextDelta, UserTurn
+from acp_bridge.providers import FaultKind, ModelRequest, ModelStreamError, TextDelta, UserTurn
 from acp_bridge.providers.http import HttpProviderOptions, OpenAIProvider
 from acp_bridge.providers.http._h1_transport import H1Transport
 
@@ -140,3 +140,31 @@ async def test_an_unusable_proxy_is_a_precise_error() -> None:
     async with httpx.AsyncClient(transport=transport, timeout=BOUND) as http:
         with pytest.raises(httpx.UnsupportedProtocol, match="cannot use the proxy"):
             await http.post("https://api.example/v1", content=b"")
+
+
+@pytest.mark.requirement("HTTP1-PROXY-001")
+@pytest.mark.requirement("HTTP1-TIMEOUT-001")
+async def test_through_a_proxy_the_first_token_deadline_still_ends_a_silent_stream(
+    no_proxy_env: pytest.MonkeyPatch,
+) -> None:
+    """httpx's transport reads without a bound until the first token (SwitchedReadTimeout);
+    the providers' transport bounds those reads with the first-token deadline itself."""
+    stall = anyio.Event()
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    async with (
+        KeepAliveServer([[head, stall]]) as server,
+        ForwardProxy(("127.0.0.1", server.port)) as proxy,
+    ):
+        no_proxy_env.setenv("HTTP_PROXY", proxy.url)
+        options = HttpProviderOptions(
+            "m", base_url="http://model.example/v1", first_token_timeout=0.3, idle_timeout=0.05
+        )
+        async with OpenAIProvider(options) as model:
+            with anyio.fail_after(BOUND), pytest.raises(ModelStreamError) as raised:
+                async for _ in model.stream(ModelRequest(model="", messages=[UserTurn(("hi",))])):
+                    pass
+        stall.set()
+    assert raised.value.kind is FaultKind.FIRST_TOKEN_TIMEOUT
+    assert proxy.lines == [b"POST http://model.example/v1/chat/completions HTTP/1.1"]
