@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self, TypeAlias
@@ -52,10 +52,12 @@ __all__ = [
     "ReceivedRequest",
     "Reply",
     "Rst",
+    "Run",
     "Send",
     "SendRaw",
     "Step",
     "WaitFor",
+    "assert_cut_after",
     "assert_fault",
     "drain",
     "empty_listing",
@@ -360,6 +362,27 @@ async def stream_at(
         async with provider_type(options) as provider:
             events, error = await drain(provider.stream(request), on_event=on_event)
     return events, error, server
+
+
+Run: TypeAlias = Callable[
+    ..., Awaitable[tuple[list[StreamEvent], ModelStreamError | None, "LoopbackServer"]]
+]
+"""A provider test file's `run(*replies, on_event=...)`: `stream_at` for its provider."""
+
+
+async def assert_cut_after(
+    run: Run, reply: Reply, release: Any, expected: list[StreamEvent], unseen: type
+) -> None:
+    """The server cuts the stream once `expected[-1]` was decoded (`release` is set then):
+    the provider gave exactly `expected`, never an `unseen` event, and failed as
+    stream_interrupted after one request (no transport-level retry)."""
+    events, error, server = await run(
+        reply, on_event=lambda event: release.set() if event == expected[-1] else None
+    )
+    assert events == expected
+    assert not any(isinstance(e, unseen) for e in events)
+    assert_fault(error, FaultKind.STREAM_INTERRUPTED)
+    assert len(server.requests) == 1
 
 
 def assert_fault(

@@ -13,6 +13,7 @@ from loopback_http import (
     Reply,
     Rst,
     WaitFor,
+    assert_cut_after,
     assert_fault,
     sse,
     sse_reply,
@@ -330,14 +331,7 @@ def _before_finish(cut: Fin | Rst, release: anyio.Event) -> Reply:
 )
 async def test_transport_cut(cut: Fin | Rst, script: Any, expected: list[StreamEvent]) -> None:
     release = anyio.Event()
-    events, error, server = await run(
-        script(cut, release),
-        on_event=lambda event: release.set() if event == expected[-1] else None,
-    )
-    assert events == expected
-    assert not any(isinstance(e, ToolCallComplete) for e in events)
-    assert_fault(error, FaultKind.STREAM_INTERRUPTED)
-    assert len(server.requests) == 1
+    await assert_cut_after(run, script(cut, release), release, expected, ToolCallComplete)
 
 
 @pytest.mark.anyio
