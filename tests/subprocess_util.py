@@ -47,6 +47,7 @@ __all__ = [
     "require_mount_namespace",
     "run_bounded",
     "split_transcript",
+    "start_session",
 ]
 
 # Generous: CI runs on 2 shared cores, and a cold Python start there can take a second.
@@ -382,3 +383,23 @@ def split_transcript(
             sender = "client" if requester == "agent" else "agent"
         out.append(WireMessage(sender, message))
     return out
+
+
+def start_session(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """A bridge started with `argv`: its answers to `initialize` and to a `session/new` at
+    `cwd` (no MCP servers), and all it wrote on stderr, once it exited cleanly when its stdin
+    closed."""
+    with LineProcess(argv, env=env) as bridge:
+        bridge.send(
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+        )
+        init = json.loads(bridge.read_line())
+        params = {"cwd": str(cwd), "mcpServers": []}
+        bridge.send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": params})
+        new = json.loads(bridge.read_line())
+        bridge.close_stdin()
+        assert bridge.wait_exit() == 0
+        stderr = bridge.stderr_text(None)
+    return init, new, stderr

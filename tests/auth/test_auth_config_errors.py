@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from auth.authkit import PtyProcess
-from subprocess_util import LineProcess, bridge_argv, isolated_env, run_bounded
+from subprocess_util import bridge_argv, isolated_env, run_bounded, start_session
 
 pytestmark = [pytest.mark.subprocess]
 
@@ -79,23 +79,7 @@ def test_an_unknown_config_key_lists_the_allowed_ones(tmp_path: Path) -> None:
 def test_a_base_url_without_a_provider_means_openai_and_says_so(tmp_path: Path) -> None:
     env = isolated_env(tmp_path / "home")
     argv = bridge_argv("--base-url", "http://127.0.0.1:9/v1", "--model", "qwen3")
-    with LineProcess(argv, env=env) as bridge:
-        bridge.send(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
-        )
-        init = json.loads(bridge.read_line())
-        bridge.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "session/new",
-                "params": {"cwd": str(tmp_path), "mcpServers": []},
-            }
-        )
-        new = json.loads(bridge.read_line())
-        bridge.close_stdin()
-        assert bridge.wait_exit() == 0
-        stderr = bridge.stderr_text()
+    init, new, stderr = start_session(argv, env, tmp_path)
     assert (
         "acp-bridge: --base-url http://127.0.0.1:9/v1 given without --provider: using "
         "--provider openai (OpenAI-compatible)" in stderr

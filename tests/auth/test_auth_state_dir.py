@@ -3,13 +3,17 @@ error with `data` on the methods that need it, and everything else keeps serving
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge import running_bridge, scripted_config
-from subprocess_util import LineProcess, bridge_argv, isolated_env, require_mount_namespace
+from subprocess_util import (
+    bridge_argv,
+    isolated_env,
+    require_mount_namespace,
+    start_session,
+)
 
 from acp_bridge.agent._state_dir import check_state_dir
 
@@ -62,23 +66,9 @@ def test_the_command_says_it_once_on_stderr_and_keeps_serving(tmp_path: Path) ->
     state = tmp_path / "state"
     state.write_text("")
     env = isolated_env(tmp_path / "home")
-    with LineProcess(bridge_argv("--state-dir", str(state)), env=env) as bridge:
-        bridge.send(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
-        )
-        assert json.loads(bridge.read_line())["result"]["protocolVersion"] == 1
-        bridge.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "session/new",
-                "params": {"cwd": str(tmp_path), "mcpServers": []},
-            }
-        )
-        assert json.loads(bridge.read_line())["error"]["data"] == _data("not_a_directory")
-        bridge.close_stdin()
-        assert bridge.wait_exit() == 0
-        stderr = bridge.stderr_text()
+    init, new, stderr = start_session(bridge_argv("--state-dir", str(state)), env, tmp_path)
+    assert init["result"]["protocolVersion"] == 1
+    assert new["error"]["data"] == _data("not_a_directory")
     assert stderr.splitlines() == [
         "acp-bridge: "
         + MESSAGE.format(detail="it is a file, not a folder")
@@ -125,23 +115,9 @@ def test_read_only_and_full_disks_are_named(
     tmp_path: Path, setup: str, problem: str, detail: str
 ) -> None:
     argv = _in_tmpfs(tmp_path, setup)
-    with LineProcess(argv, env=isolated_env(tmp_path / "home")) as bridge:
-        bridge.send(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
-        )
-        assert "result" in json.loads(bridge.read_line())
-        bridge.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "session/new",
-                "params": {"cwd": str(tmp_path), "mcpServers": []},
-            }
-        )
-        error = json.loads(bridge.read_line())["error"]
-        bridge.close_stdin()
-        assert bridge.wait_exit() == 0
-        stderr = bridge.stderr_text()
+    init, new, stderr = start_session(argv, isolated_env(tmp_path / "home"), tmp_path)
+    assert "result" in init
+    error = new["error"]
     assert error["data"] == _data(problem)
     assert error["message"].startswith(MESSAGE.format(detail=detail))
     assert stderr.startswith("acp-bridge: " + MESSAGE.format(detail=detail)), stderr

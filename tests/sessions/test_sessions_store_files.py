@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 from bridge import running_bridge, scripted_config
-from subprocess_util import LineProcess, bridge_argv, isolated_env, require_mount_namespace
+from subprocess_util import (
+    LineProcess,
+    bridge_argv,
+    isolated_env,
+    require_mount_namespace,
+    start_session,
+)
 
 from acp_bridge.sessions import SCHEMA_VERSION
 
@@ -124,23 +130,9 @@ def test_a_read_only_ledger_file_is_named_with_the_fix(tmp_path: Path) -> None:
         db.execute("CREATE TABLE placeholder (x)")
     script = f'L={ledger}; mount --bind "$L" "$L" && mount -o remount,ro,bind "$L" && exec "$@"'
     argv = ["unshare", "-rm", "sh", "-c", script, "sh", *bridge_argv("--state-dir", str(state))]
-    with LineProcess(argv, env=isolated_env(tmp_path / "home")) as bridge:
-        bridge.send(
-            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
-        )
-        assert "result" in json.loads(bridge.read_line())
-        bridge.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "session/new",
-                "params": {"cwd": str(tmp_path), "mcpServers": []},
-            }
-        )
-        error = json.loads(bridge.read_line())["error"]
-        bridge.close_stdin()
-        assert bridge.wait_exit() == 0
-        stderr = bridge.stderr_text(None)
+    init, new, stderr = start_session(argv, isolated_env(tmp_path / "home"), tmp_path)
+    assert "result" in init
+    error = new["error"]
     assert error["data"] == _data("read_only")
     assert error["message"].startswith(
         PREFIX + "its effect ledger effects.sqlite3 is not writable (attempt to write a readonly "
