@@ -32,7 +32,10 @@ from acp_bridge.tools import (
 from acp_bridge.tools._plan import PLAN_OUTPUT_KEY
 from acp_bridge.turn import ToolStatus
 
-texts = st.text(st.characters(exclude_categories=()), max_size=12)
+# Every character but a lone surrogate: there the models and the plain dicts differ by design
+# (pydantic writes U+FFFD, the wire writes its \\uXXXX escape: wire/_framing.py), and nothing
+# the bridge stores holds one (what the editor sends is refused or scrubbed: jsonrpc/_limits.py).
+texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 json_values = st.recursive(
     st.none()
     | st.booleans()
