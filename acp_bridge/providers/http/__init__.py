@@ -33,7 +33,8 @@ from acp_bridge.providers.http._openai import OpenAIProvider
 from acp_bridge.providers.http._openai_stream import OpenAIStreamDecoder
 from acp_bridge.providers.http._options import HttpProviderOptions, TraceSink
 from acp_bridge.providers.http._provider import HttpModelProvider
-from acp_bridge.providers.http._sse import RawJson, SseComment, SseDecoder, SseEvent, SseItem
+from acp_bridge.providers.http._sse import SseDecoder
+from acp_bridge.providers.http._sse_items import RawJson, SseComment, SseEvent, SseItem
 from acp_bridge.providers.http._trace import redact_headers
 from acp_bridge.providers.http._transport import StreamDecoder, WireRequest
 

@@ -38,7 +38,7 @@ from acp_bridge.providers.http._payload import (
     complete_tool_call,
     frame_json,
 )
-from acp_bridge.providers.http._sse import SseEvent
+from acp_bridge.providers.http._sse_items import SseEvent
 
 __all__ = ["AnthropicStreamDecoder"]
 

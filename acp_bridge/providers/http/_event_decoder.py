@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from acp_bridge.providers._events import StreamEvent
 from acp_bridge.providers.http._payload import raw_json_error
-from acp_bridge.providers.http._sse import RawJson, SseEvent, SseItem
+from acp_bridge.providers.http._sse_items import RawJson, SseEvent, SseItem
 
 __all__ = ["EventDecoder"]
 

@@ -42,7 +42,7 @@ from acp_bridge.providers.http._payload import (
     frame_json,
     whole_json_object,
 )
-from acp_bridge.providers.http._sse import SseEvent
+from acp_bridge.providers.http._sse_items import SseEvent
 
 __all__ = ["OpenAIStreamDecoder"]
 

@@ -18,7 +18,7 @@ from acp_bridge.providers._errors import FaultKind, ModelStreamError, Phase
 from acp_bridge.providers._events import ToolCallComplete
 from acp_bridge.providers._text import repair_surrogates
 from acp_bridge.providers.http._classify import error_from_payload
-from acp_bridge.providers.http._sse import RawJson, SseEvent
+from acp_bridge.providers.http._sse_items import RawJson, SseEvent
 
 __all__ = [
     "as_int",

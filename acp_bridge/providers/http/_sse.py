@@ -15,88 +15,23 @@ No I/O and no event loop: the transport drives it, tests call it directly.
 from __future__ import annotations
 
 import codecs
-import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TypeAlias
 
-from acp_bridge._json import JsonValue
+from acp_bridge.providers.http._sse_items import (
+    JsonBalance,
+    SseComment,
+    SseEvent,
+    SseItem,
+    raw_json,
+)
 
-__all__ = ["RawJson", "SseComment", "SseDecoder", "SseEvent", "SseItem"]
+__all__ = ["SseDecoder"]
 
 _LINE_END = re.compile(r"\r\n?|\n")
 _BOM = "\ufeff"
 _TAIL_MAX = 64 * 1024
 """Most bytes of an unfinished event the fast path holds (a longer event takes the general
 path, which holds a huge line without re-joining it per read)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SseEvent:
-    """One dispatched event.
-
-    `event` is "message" unless an `event:` field named it. `fields` holds non-standard
-    fields (joined with newlines when repeated). `terminated` is False for an event that
-    was flushed at EOF without its blank line (it may have been cut).
-    """
-
-    data: str
-    event: str = "message"
-    id: str | None = None
-    retry: int | None = None
-    fields: Mapping[str, str] = field(default_factory=dict)
-    terminated: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class SseComment:
-    """A comment line (`: OPENROUTER PROCESSING`); useful to watchdogs and traces only."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class RawJson:
-    """A JSON value found outside SSE framing. `value` is None when it did not parse."""
-
-    text: str
-    value: JsonValue | None
-    complete: bool = True
-
-
-SseItem: TypeAlias = SseEvent | SseComment | RawJson
-
-
-class _JsonBalance:
-    """Finds where a JSON object or array ends by tracking brackets outside strings."""
-
-    __slots__ = ("depth", "escaped", "in_string")
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.in_string = False
-        self.escaped = False
-
-    def scan(self, text: str) -> int:
-        """Index just past the closing bracket of the top-level value, or -1 if still open."""
-        for position, char in enumerate(text):
-            if self.in_string:
-                if self.escaped:
-                    self.escaped = False
-                elif char == "\\":
-                    self.escaped = True
-                elif char == '"':
-                    self.in_string = False
-            elif char == '"':
-                self.in_string = True
-            elif char in "{[":
-                self.depth += 1
-            elif char in "}]":
-                self.depth -= 1
-                if self.depth <= 0:
-                    return position + 1
-        return -1
 
 
 class SseDecoder:
@@ -117,7 +52,7 @@ class SseDecoder:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._raw: list[str] | None = None
-        self._raw_balance = _JsonBalance()
+        self._raw_balance = JsonBalance()
         # True while nothing is pending between events (no partial line, no half-built
         # event, no raw JSON, no undecoded UTF-8 bytes): then a chunk that is only a
         # run of `data:` events can skip the line machinery (see `_plain_datas`).
@@ -253,7 +188,7 @@ class SseDecoder:
             line, self._partial = self._partial, ""
             self._line(line, items)
         if self._raw is not None:
-            items.append(_raw_json("".join(self._raw), complete=False))
+            items.append(raw_json("".join(self._raw), complete=False))
             self._raw = None
         if self._has_data or self._fields:
             items.append(self._dispatch(terminated=False))
@@ -312,7 +247,7 @@ class SseDecoder:
         elif not self._has_data and not self._fields and line.lstrip()[:1] in ("{", "["):
             # Not an SSE field at all: a bare JSON value (Gemini's raw error body).
             self._raw = []
-            self._raw_balance = _JsonBalance()
+            self._raw_balance = JsonBalance()
             self._raw_line(line, items)
         else:
             name, _, value = line.partition(":")
@@ -325,7 +260,7 @@ class SseDecoder:
             self._raw.append(line + "\n")
             return
         self._raw.append(line[:end])
-        items.append(_raw_json("".join(self._raw), complete=True))
+        items.append(raw_json("".join(self._raw), complete=True))
         self._raw = None
 
     def _field(self, name: str, value: str) -> None:
@@ -360,12 +295,3 @@ class SseDecoder:
         self._has_data = False
         self._event = ""
         self._fields = {}
-
-
-def _raw_json(text: str, *, complete: bool) -> RawJson:
-    value: JsonValue | None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    return RawJson(text=text, value=value, complete=complete)

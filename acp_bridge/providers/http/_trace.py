@@ -14,7 +14,7 @@ import httpx
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.providers._errors import ModelStreamError
 from acp_bridge.providers.http._options import TraceSink
-from acp_bridge.providers.http._sse import RawJson, SseComment, SseEvent, SseItem
+from acp_bridge.providers.http._sse_items import RawJson, SseComment, SseEvent, SseItem
 from acp_bridge.providers.http._urls import redact_url
 
 __all__ = ["ProviderTrace", "redact_headers"]

@@ -39,7 +39,8 @@ from acp_bridge.providers.http._h1_connection import H1Body
 from acp_bridge.providers.http._h1_transport import BODY_EXTENSION, H1Transport
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._read_timeout import FirstTokenTimeout, SwitchedReadTimeout
-from acp_bridge.providers.http._sse import SseDecoder, SseItem
+from acp_bridge.providers.http._sse import SseDecoder
+from acp_bridge.providers.http._sse_items import SseItem
 from acp_bridge.providers.http._trace import ProviderTrace
 from acp_bridge.providers.http._urls import install_log_redaction
 
