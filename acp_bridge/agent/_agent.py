@@ -61,7 +61,7 @@ class Agent:
         """`store`: the process's session store; None opens one in `config.state_dir` on
         first need (then `close()` closes it). `tickets`: the connection's prompt cancel
         scopes, when a front made them before this agent existed. `background`: where the
-        sessions' MCP servers run."""
+        sessions' MCP servers and the turns' chunk writers run."""
         conn = Connection(
             config=config,
             peer=peer,
@@ -77,6 +77,7 @@ class Agent:
                 declared=config.model_info,
                 context_window=config.context_window,
             ),
+            background=background,
         )
         conn.mcp = McpSessions(background, peer, conn.client_caps, config.mcp_limits)
         self._conn = conn

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from anyio.abc import TaskGroup
+
 from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.agent._auth import AuthGate
 from acp_bridge.agent._cancel import TurnTickets
@@ -57,6 +59,8 @@ class Connection:
     editor_caps: EditorCapabilities = field(default_factory=EditorCapabilities)
     notices: bool = False
     """The client takes `notice` updates (it said so in `initialize`)."""
+    background: TaskGroup | None = None
+    """The connection's background task group (the turns' chunk writers run there)."""
     _caps_model: acp.ClientCapabilities | None = None
 
     def session(self, session_id: str) -> Session:

@@ -136,7 +136,13 @@ class PromptTurns:
             windows=conn.models.window,  # USAGE-004/005: declared, configured, listed, known
             compaction=conn.compaction,
         )
-        sink = PeerTurnSink(conn.peer, session.session_id, live, merge=conn.config.merge_chunks)
+        sink = PeerTurnSink(
+            conn.peer,
+            session.session_id,
+            live,
+            merge=conn.config.merge_chunks,
+            background=conn.background,  # no join of the writer in the tail (TAIL2-001)
+        )
         recorder = TurnRecorder(store, session.session_id, start, sink)
         config = conn.config
         tools = await conn.mcp.tools_for(session.session_id, self._tools)

@@ -13,6 +13,11 @@ The queue (`_chunks.ChunkBuffer`) is bounded (`MAX_QUEUED_CHARS` characters,
 an editor that stops reading stops the turn from reading the model, and the provider's
 socket fills instead of our memory (backpressure, ROBUST-BP-001). With `merge=False` (the
 `merge_chunks` setting) every chunk is written as its own notification.
+
+Given the connection's `background` task group, the writer runs there: leaving `running()`
+then only tells the idle writer to return (a flag and an event) and does not wait for its
+task to end, a round trip of the event loop the turn's tail would pay before the response
+(TAIL2-001). Without one, the writer runs in a task group of `running()`'s own.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.abc
 
 from acp_bridge._json import JsonObject
 from acp_bridge.agent._chunks import ChunkBuffer, ChunkLines, chunk_params, queueable
@@ -73,8 +79,10 @@ class PeerTurnSink:
         live: LiveUpdates | None = None,
         *,
         merge: bool = True,
+        background: anyio.abc.TaskGroup | None = None,
     ) -> None:
         self._peer = peer
+        self._background = background
         self._session_id = session_id
         self._live = live or LiveUpdates("")
         self._buffer = ChunkBuffer(merge=merge)
@@ -83,6 +91,7 @@ class PeerTurnSink:
         self._idle = anyio.Event()
         self._idle.set()
         self._writer_running = False
+        self._runs = 0  # `running()` calls so far: a writer ends when the next one starts
         self._failure: Exception | None = None
 
     # -- the writer ----------------------------------------------------------------------
@@ -95,8 +104,11 @@ class PeerTurnSink:
         task group here: callers catch it by type.
         """
         failure: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            await tg.start(self._writer)
+        async with contextlib.AsyncExitStack() as stack:
+            group = self._background
+            if group is None:
+                group = await stack.enter_async_context(anyio.create_task_group())
+            writer: anyio.CancelScope = await group.start(self._writer)
             try:
                 for notice in self._live.take_pending():
                     await self.send_update(notice)
@@ -113,18 +125,24 @@ class PeerTurnSink:
                 if self._idle.is_set() and not self._buffer:
                     self._wake.set()  # the idle writer returns: no cancellation (issue 15.2)
                 else:
-                    tg.cancel_scope.cancel()  # still writing after _FLUSH_ON_EXIT
+                    writer.cancel()  # still writing after _FLUSH_ON_EXIT
         if failure is not None:
             raise failure
 
-    async def _writer(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        self._writer_running = True
-        task_status.started()
+    async def _writer(self, *, task_status: anyio.abc.TaskStatus[anyio.CancelScope]) -> None:
+        self._runs += 1
+        run = self._runs
+        with anyio.CancelScope() as scope:
+            self._writer_running = True
+            task_status.started(scope)
+            await self._write_queued(run)
+
+    async def _write_queued(self, run: int) -> None:
         try:
             while True:
                 await self._wake.wait()
-                if not self._writer_running:
-                    return  # the turn is over and everything is written
+                if not self._writer_running or run != self._runs:
+                    return  # its turn is over and everything is written (or the next began)
                 self._wake = anyio.Event()
                 while self._buffer:
                     await self._write_runs(self._buffer.take_runs())
