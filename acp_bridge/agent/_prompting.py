@@ -168,6 +168,7 @@ class PromptTurns:
             max_model_calls=config.max_model_calls,
             reasoning=session.reasoning or config.reasoning_effort,
             budget=context_budget(session, live, config, system, tools.values()),
+            background=conn.background,  # the watches' ends not joined (TAIL2-002)
         )
         started = time.monotonic()
         engine = CompactCommand(turn) if command else Turn(turn)

@@ -182,6 +182,7 @@ class ModelCaller:
             watch,
             request.sink.send_update,
             request.provider.name,
+            request.background,
         )
 
     async def report_usage(self, call: ModelCall, *, ends_turn: bool = False) -> None:

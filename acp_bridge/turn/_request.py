@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
+from anyio.abc import TaskGroup
 
 from acp_bridge.providers import (
     AssistantTurn,
@@ -159,6 +160,9 @@ class TurnRequest:
     cleanup_timeout: float = 5.0
     reasoning: str | None = None
     budget: ContextBudget | None = None
+    background: TaskGroup | None = None
+    """Where each model call's progress watch runs, not joined at the call's end (TAIL2-002);
+    None: beside the call, in its own task group."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,18 @@ attempt and the turn ends with an error that names what to check (spec/usage-and
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 import anyio
+import anyio.lowlevel
+from anyio.abc import TaskGroup
 
 from acp_bridge.providers import FaultKind, ModelStreamError
 from acp_bridge.turn._updates import UserNotice
 
 _NOTIFY_LIMIT = 10.0
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "ProgressWatch",
@@ -160,20 +164,60 @@ async def run_watched(
     watch: ProgressWatch,
     notify: Callable[[UserNotice], Awaitable[None]],
     provider: str,
+    background: TaskGroup | None = None,
 ) -> None:
     """`run()` (one attempt's stream) beside the watch's task (WAIT-002, WAIT-003): its own
-    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`."""
+    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`.
+
+    Given a `background` task group (the connection's), the watch runs there and its end is
+    not joined: `done` tells it to return, and the stream's end reaches the caller without
+    waiting for the watch's task to be scheduled (TAIL2-002). A watch that fails cancels the
+    stream and its error is raised here, as when it runs beside it."""
     failure: Exception | None = None
     done = anyio.Event()
+    watched: list[Exception] = []  # the background watch's error
     with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch.watch, scope, notify, done)
+        if background is None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watch.watch, scope, notify, done)
+                try:
+                    await run()
+                except Exception as exc:
+                    failure = exc
+                done.set()  # the watch returns: no cancellation to deliver
+        else:
+            background.start_soon(_watch_apart, watch, scope, notify, done, watched)
             try:
                 await run()
             except Exception as exc:
                 failure = exc
-            done.set()  # the watch returns: no cancellation to deliver
+            finally:
+                done.set()  # the watch returns when it next runs, after this call's end
+            # One yield, as the join gave: the chunk writer puts the stream's last chunks on
+            # the wire now, not behind the rest of the call's end.
+            await anyio.lowlevel.cancel_shielded_checkpoint()
+    if watched:
+        failure = watched[0]
     if failure is not None:
         raise failure
     if watch.exceeded:
         raise wait_exceeded(None, provider, watch, 0.0)
+
+
+async def _watch_apart(
+    watch: ProgressWatch,
+    scope: anyio.CancelScope,
+    notify: Callable[[UserNotice], Awaitable[None]],
+    done: anyio.Event,
+    watched: list[Exception],
+) -> None:
+    """`watch.watch` in a background group: its error goes to `watched` and cancels the
+    stream (`scope`), never the group."""
+    try:
+        await watch.watch(scope, notify, done)
+    except Exception as exc:
+        if not done.is_set():
+            watched.append(exc)
+            scope.cancel()
+        else:
+            logger.debug("the progress watch failed after its stream ended", exc_info=exc)

@@ -4,13 +4,19 @@ timing: the benchmark (`bench_per_turn.py --tail-only`) measures the time."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Awaitable, Callable
+
 import anyio
 import anyio.lowlevel
 import pytest
 from perturn.test_perturn_tail import _Editor
 
 from acp_bridge.agent._sink import PeerTurnSink
-from acp_bridge.turn import AgentText
+from acp_bridge.errors import PeerGone
+from acp_bridge.providers import FaultKind, ModelStreamError
+from acp_bridge.turn import AgentText, UserNotice
+from acp_bridge.turn._watch import ProgressWatch, run_watched
 
 
 class _EndsRecorded(PeerTurnSink):
@@ -82,3 +88,78 @@ async def test_a_background_writer_still_busy_at_the_exit_bound_is_cancelled(
             background.start_soon(unblock)  # the group still runs tasks
     assert never.is_set()
     assert sink.ended == []  # cancelled inside its writes, it never returned
+
+
+class _WatchEnds(ProgressWatch):
+    """Records when its watch task has ended."""
+
+    ended = False
+
+    async def watch(
+        self,
+        scope: anyio.CancelScope,
+        notify: Callable[[UserNotice], Awaitable[None]],
+        done: anyio.Event,
+    ) -> None:
+        await super().watch(scope, notify, done)
+        for _ in range(3):  # an end that takes a few turns of the loop: a join would wait
+            await anyio.lowlevel.checkpoint()
+        self.ended = True
+
+
+def _jumping_clock() -> Callable[[], float]:
+    """A clock 100 s later at every look: any wait is past any bound at once."""
+    ticks = itertools.count()
+    return lambda: next(ticks) * 100.0
+
+
+async def _no_notices(notice: UserNotice) -> None:
+    raise AssertionError(f"no notice expected: {notice}")
+
+
+@pytest.mark.requirement("TAIL2-002")
+@pytest.mark.anyio
+@pytest.mark.parametrize("stall_after", [None, 15.0])
+async def test_run_watched_does_not_join_a_background_watch(stall_after: float | None) -> None:
+    watch = _WatchEnds(stall_after=stall_after, max_wait=None)
+    streamed: list[str] = []
+
+    async def run() -> None:
+        await anyio.lowlevel.checkpoint()
+        streamed.append("done")
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as background:
+            await run_watched(run, watch, _no_notices, "p", background)
+            assert streamed == ["done"]
+            assert not watch.ended  # not joined: it returns when it next runs
+            while not watch.ended:
+                await anyio.lowlevel.checkpoint()
+
+
+@pytest.mark.requirement("TAIL2-002")
+@pytest.mark.anyio
+async def test_a_background_watch_still_cuts_the_stream_off_past_max_wait() -> None:
+    watch = ProgressWatch(stall_after=None, max_wait=1.0, clock=_jumping_clock())
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as background:
+            with pytest.raises(ModelStreamError) as raised:
+                await run_watched(anyio.sleep_forever, watch, _no_notices, "p", background)
+            assert not background.cancel_scope.cancel_called
+    assert watch.exceeded
+    assert raised.value.kind is FaultKind.IDLE_TIMEOUT
+
+
+@pytest.mark.requirement("TAIL2-002")
+@pytest.mark.anyio
+async def test_a_failing_background_watch_cancels_the_stream_and_raises_its_error() -> None:
+    watch = ProgressWatch(stall_after=1.0, max_wait=None, clock=_jumping_clock())
+
+    async def editor_gone(notice: UserNotice) -> None:
+        raise PeerGone("the editor stopped reading")
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as background:
+            with pytest.raises(PeerGone):
+                await run_watched(anyio.sleep_forever, watch, editor_gone, "p", background)
+            assert not background.cancel_scope.cancel_called
