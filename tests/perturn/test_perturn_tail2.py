@@ -5,7 +5,8 @@ timing: the benchmark (`bench_per_turn.py --tail-only`) measures the time."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -95,13 +96,8 @@ class _WatchEnds(ProgressWatch):
 
     ended = False
 
-    async def watch(
-        self,
-        scope: anyio.CancelScope,
-        notify: Callable[[UserNotice], Awaitable[None]],
-        done: anyio.Event,
-    ) -> None:
-        await super().watch(scope, notify, done)
+    async def watch(self, *args: Any) -> None:
+        await super().watch(*args)
         for _ in range(3):  # an end that takes a few turns of the loop: a join would wait
             await anyio.lowlevel.checkpoint()
         self.ended = True
