@@ -80,12 +80,7 @@ class H1Connection:
         poll = self._poll
         if poll is not None and poll.poll(0):
             # The kernel holds data (or EOF): this read completes at once, no deadline.
-            try:
-                return await self._stream.receive(_READ_SIZE)
-            except anyio.EndOfStream:
-                return b""
-            except _ReadErrors as exc:
-                raise httpx.ReadError(_describe(exc, "reading the response failed")) from exc
+            return await self._read()
         now = anyio.current_time()
         if bound is None:
             deadline = math.inf
@@ -95,17 +90,20 @@ class H1Connection:
             deadline = now + bound
         data = None
         with anyio.CancelScope(deadline=deadline):
-            try:
-                data = await self._stream.receive(_READ_SIZE)
-            except anyio.EndOfStream:
-                data = b""
-            except _ReadErrors as exc:
-                raise httpx.ReadError(_describe(exc, "reading the response failed")) from exc
+            data = await self._read()
         if data is None:
             if isinstance(bound, SwitchedReadTimeout) and not bound.switched:
                 raise FirstTokenTimeout("no response within the first-token timeout")
             raise httpx.ReadTimeout("timed out reading the response")
         return data
+
+    async def _read(self) -> bytes:
+        try:
+            return await self._stream.receive(_READ_SIZE)
+        except anyio.EndOfStream:
+            return b""
+        except _ReadErrors as exc:
+            raise httpx.ReadError(_describe(exc, "reading the response failed")) from exc
 
     async def response_head(self, parser: ResponseParser, bound: ReadTimeoutValue) -> ResponseHead:
         """Reads until `parser` has the final response head."""
