@@ -10,7 +10,7 @@ spec/editor-conformance.md says what an editor must show for each built-in scrip
 package is its executable reference.
 """
 
-from acp_bridge.client._client import AcpClient, PromptOutcome, WireMessage, connect
+from acp_bridge.client._client import AcpClient, connect
 from acp_bridge.client._entries import (
     Entry,
     MessageEntry,
@@ -20,6 +20,7 @@ from acp_bridge.client._entries import (
     ToolCallEntry,
 )
 from acp_bridge.client._events import EditorEvent, PermissionAsked, PromptSent, update_of
+from acp_bridge.client._outcome import PromptOutcome, WireMessage
 from acp_bridge.client._permission import (
     PermissionPolicy,
     allow_once,
