@@ -13,14 +13,17 @@ Idempotent on its own (TOOLS-009), so a replay after a crash never applies an ed
 - a deletion (empty `new_text`) leaves nothing to recognise: replayed, it fails as not found.
 The file's line endings are kept: when the file uses CRLF and the texts do not match as
 given, their CRLF form is tried. The preview computes the whole-file diff before approval
-(TOOLS-007); the run applies the same rule to what the file holds then: when that is still
-what the preview read (compared a slice at a time on the local disk), the preview's texts are
-reused, so a big file's edit holds one old and one new text, not two of each (issue 15.5).
+(TOOLS-007), and the run writes exactly that diff, only while the file is still what the
+preview read (WS-STALE-001: a stat on the local disk, a re-read through the editor); a file
+changed or deleted while the permission was asked is left as it is and the call fails,
+telling the model to read it again. So the preview's texts are reused and a big file's edit
+holds one old and one new text, not two of each (issue 15.5, PERF-BIG-005).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
@@ -36,10 +39,10 @@ from acp_bridge.tools._base import (
     ToolOutcome,
     ToolPreview,
 )
-from acp_bridge.tools._fs import read_existing, write_text
+from acp_bridge.tools._fs import check_unchanged, read_stamped, write_text
 from acp_bridge.tools._paths import WorkspacePath, resolve_path
+from acp_bridge.tools._stale import ReadStamp, fresh_check
 from acp_bridge.tools._text import ToolLimits
-from acp_bridge.tools._unchanged import still_holds
 
 __all__ = ["EditFile", "EditPlan", "plan_edit"]
 
@@ -143,6 +146,17 @@ class _Previewed:
     new_text: str
     current: str
     plan: EditPlan
+    stamp: ReadStamp | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A call's plan, and the stamp of the read it was computed from (None: nothing to check)."""
+
+    where: WorkspacePath
+    current: str
+    plan: EditPlan
+    stamp: ReadStamp | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,21 +178,19 @@ class EditFile:
     def parameters(self) -> JsonObject:
         return copy.deepcopy(_PARAMETERS)
 
-    async def _plan(
-        self, arguments: JsonObject, ctx: ToolContext
-    ) -> tuple[WorkspacePath, str, EditPlan]:
+    async def _plan(self, arguments: JsonObject, ctx: ToolContext) -> _Planned:
         where = resolve_path(required_str(arguments, "path"), ctx)
         old_text = required_str(arguments, "old_text", allow_empty=True)
         new_text = required_str(arguments, "new_text", allow_empty=True)
-        current = await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
+        current, stamp = await read_stamped(ctx, where, max_bytes=self.limits.max_file_bytes)
         if current is None:
             raise ToolError(f"{where.display}: no such file; use write_file to create it")
-        return where, current, plan_edit(current, old_text, new_text, display=where.display)
+        plan = plan_edit(current, old_text, new_text, display=where.display)
+        return _Planned(where, current, plan, stamp)
 
-    async def _replan(
-        self, arguments: JsonObject, ctx: ToolContext
-    ) -> tuple[WorkspacePath, str, EditPlan]:
-        """The preview's plan when the file still holds what it read, else a fresh one."""
+    async def _replan(self, arguments: JsonObject, ctx: ToolContext) -> _Planned:
+        """The preview's plan for this very call (its run writes the diff the user approved,
+        WS-STALE-001), else (a run with no preview) a fresh one."""
         previewed = ctx.memo.pop(self.name, None)
         if isinstance(previewed, _Previewed):
             where = resolve_path(required_str(arguments, "path"), ctx)
@@ -187,15 +199,15 @@ class EditFile:
                 required_str(arguments, "old_text", allow_empty=True),
                 required_str(arguments, "new_text", allow_empty=True),
             )
-            if same_call and await still_holds(
-                ctx, where, previewed.current, max_bytes=self.limits.max_file_bytes
-            ):
-                return where, previewed.current, previewed.plan
-            del previewed  # the file changed: its texts are not kept beside the new ones
-        return await self._plan(arguments, ctx)
+            if same_call:
+                return _Planned(where, previewed.current, previewed.plan, previewed.stamp)
+            del previewed  # another call: its texts are not kept beside the new ones
+        planned = await self._plan(arguments, ctx)
+        return dataclasses.replace(planned, stamp=fresh_check(planned.stamp))
 
     async def preview(self, arguments: JsonObject, ctx: ToolContext) -> ToolPreview:
-        where, current, plan = await self._plan(arguments, ctx)
+        planned = await self._plan(arguments, ctx)
+        where, current, plan = planned.where, planned.current, planned.plan
         path = str(where.path)
         ctx.memo[self.name] = _Previewed(
             path,
@@ -203,6 +215,7 @@ class EditFile:
             required_str(arguments, "new_text", allow_empty=True),
             current,
             plan,
+            planned.stamp,
         )
         if plan.already_applied:
             shown: tuple[DiffContent | TextContent, ...] = (
@@ -220,9 +233,13 @@ class EditFile:
         )
 
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
-        where, current, plan = await self._replan(arguments, ctx)
+        planned = await self._replan(arguments, ctx)
+        where, current, plan = planned.where, planned.current, planned.plan
         path = str(where.path)
-        if plan.already_applied:
+        limit = self.limits.max_file_bytes
+        if plan.already_applied and planned.stamp is not None:
+            # Said only of the file as it was read: one changed since may no longer hold it.
+            await check_unchanged(ctx, where, planned.stamp, max_bytes=limit)
             return ToolOutcome(
                 ok=True,
                 for_model=(
@@ -232,7 +249,7 @@ class EditFile:
                 raw_output={"path": path, "status": "already_applied", "line": plan.line},
             )
         logger.debug("edit_file %s (effect %s)", where.path, ctx.effect_key)
-        await write_text(ctx, where, plan.text)
+        await write_text(ctx, where, plan.text, unchanged=planned.stamp, max_bytes=limit)
         return ToolOutcome(
             ok=True,
             for_model=f"Edited {where.display}: replaced 1 occurrence at line {plan.line}.",

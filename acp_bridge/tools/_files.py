@@ -9,9 +9,11 @@ told exactly which lines it got and where to continue (PERF-BIG-003).
 `write_file {path, content}` replaces or creates the file, creating missing parent
 directories; its preview carries the diff (old text None for a new file) the user approves.
 Writing the same content twice leaves the same file: the tool is idempotent by nature.
-The run replaces the file whatever it holds then, so it has no reason to read it again: it
-reports the diff its preview read and showed (PERF-BIG-006), and reads the file only when
-it runs without a preview of the same call.
+The run writes only while the file is still what its preview read (WS-STALE-001: a stat on
+the local disk, a re-read through the editor); a file changed, created or deleted while the
+permission was asked is left as it is and the call fails, telling the model to read it again.
+So the run reports the diff its preview read and showed (PERF-BIG-006), and reads the file
+for its diff only when it runs without a preview of the same call.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from acp_bridge.tools._base import (
     ToolOutcome,
     ToolPreview,
 )
-from acp_bridge.tools._fs import editor_for_read, read_existing, read_text, write_text
+from acp_bridge.tools._fs import editor_for_read, read_stamped, read_text, write_text
 from acp_bridge.tools._paths import WorkspacePath, resolve_path
+from acp_bridge.tools._stale import ReadStamp, fresh_check
 from acp_bridge.tools._text import ToolLimits, truncate_head, truncation_marker
 
 __all__ = ["ReadFile", "WriteFile"]
@@ -174,6 +177,7 @@ class _PreviewedWrite:
     path: str
     content: str
     old_text: str | None
+    stamp: ReadStamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,9 +202,9 @@ class WriteFile:
     async def preview(self, arguments: JsonObject, ctx: ToolContext) -> ToolPreview:
         where = resolve_path(required_str(arguments, "path"), ctx)
         content = required_str(arguments, "content", allow_empty=True)
-        old_text = await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
+        old_text, stamp = await read_stamped(ctx, where, max_bytes=self.limits.max_file_bytes)
         path = str(where.path)
-        ctx.memo[self.name] = _PreviewedWrite(path, content, old_text)
+        ctx.memo[self.name] = _PreviewedWrite(path, content, old_text, stamp)
         return ToolPreview(
             title=f"Write {where.display}",
             kind=self.kind,
@@ -213,9 +217,10 @@ class WriteFile:
     async def run(self, arguments: JsonObject, ctx: ToolContext) -> ToolOutcome:
         where = resolve_path(required_str(arguments, "path"), ctx)
         content = required_str(arguments, "content", allow_empty=True)
-        old_text = await self._old_text(where, content, ctx)
+        old_text, stamp = await self._old_text(where, content, ctx)
         logger.debug("write_file %s (effect %s)", where.path, ctx.effect_key)
-        await write_text(ctx, where, content)
+        limit = self.limits.max_file_bytes
+        await write_text(ctx, where, content, unchanged=stamp, max_bytes=limit)
         size = len(content.encode("utf-8"))
         verb = "Created" if old_text is None else "Wrote"
         path = str(where.path)
@@ -226,14 +231,17 @@ class WriteFile:
             raw_output={"path": path, "bytes": size, "created": old_text is None},
         )
 
-    async def _old_text(self, where: WorkspacePath, content: str, ctx: ToolContext) -> str | None:
-        """The text the file held: what the preview of this very call read and showed (the
-        diff the user approved), else (a run with no preview) what it holds now."""
+    async def _old_text(
+        self, where: WorkspacePath, content: str, ctx: ToolContext
+    ) -> tuple[str | None, ReadStamp | None]:
+        """The text the file held and its stamp: what the preview of this very call read and
+        showed (the diff the user approved), else (a run with no preview) what it holds now."""
         previewed = ctx.memo.pop(self.name, None)
         if (
             isinstance(previewed, _PreviewedWrite)
             and previewed.path == str(where.path)
             and (previewed.content is content or previewed.content == content)
         ):
-            return previewed.old_text
-        return await read_existing(ctx, where, max_bytes=self.limits.max_file_bytes)
+            return previewed.old_text, previewed.stamp
+        old_text, stamp = await read_stamped(ctx, where, max_bytes=self.limits.max_file_bytes)
+        return old_text, fresh_check(stamp)

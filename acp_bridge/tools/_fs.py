@@ -25,13 +25,16 @@ import anyio.to_thread
 from acp_bridge.errors import PeerError, PeerGone, ToolError
 from acp_bridge.tools._base import EditorClient, ToolContext
 from acp_bridge.tools._local import probe_local, read_local
-from acp_bridge.tools._local_write import ensure_parents, write_local
+from acp_bridge.tools._local_write import ensure_parents, stale_local, write_local
 from acp_bridge.tools._paths import WorkspacePath
+from acp_bridge.tools._stale import ReadStamp, local_stamp, stale_refusal, text_stamp
 
 __all__ = [
+    "check_unchanged",
     "editor_for_read",
     "editor_for_write",
     "read_existing",
+    "read_stamped",
     "read_text",
     "slice_lines",
     "write_text",
@@ -65,16 +68,25 @@ def _decode(data: bytes, where: WorkspacePath) -> str:
         raise ToolError(f"{where.display} is not UTF-8 text") from None
 
 
-def _read_decoded(where: WorkspacePath, max_bytes: int) -> list[str | None]:
-    data = read_local(where, max_bytes)
-    return [None if data is None else _decode(data, where)]
+def _read_decoded(where: WorkspacePath, max_bytes: int, stamped: bool) -> list[object]:
+    read = read_local(where, max_bytes)
+    if read is None:
+        return [local_stamp(None, None), None]
+    data, status = read
+    stamp = local_stamp(data, status) if stamped else None
+    return [stamp, _decode(data, where)]
 
 
-async def _read_local(where: WorkspacePath, max_bytes: int) -> str | None:
+async def _read_local(
+    where: WorkspacePath, max_bytes: int, *, stamped: bool = False
+) -> tuple[str | None, ReadStamp | None]:
     # Decoded in the thread, and handed over in a box emptied here: a worker thread keeps its
     # last result until its next job, which held a big file's bytes (issue 15 item 5).
-    box = await anyio.to_thread.run_sync(_read_decoded, where, max_bytes)
-    return box.pop()
+    box = await anyio.to_thread.run_sync(_read_decoded, where, max_bytes, stamped)
+    text, stamp = box.pop(), box.pop()
+    assert text is None or isinstance(text, str)
+    assert stamp is None or isinstance(stamp, ReadStamp)
+    return text, stamp
 
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:
@@ -101,7 +113,7 @@ async def read_text(
     """The file's text (or the given line range), from the editor when it can read."""
     editor = editor_for_read(ctx)
     if editor is None:
-        text = await _read_local(where, max_bytes)
+        text, _ = await _read_local(where, max_bytes)
         if text is None:
             raise ToolError(f"{where.display}: no such file")
         return slice_lines(text, line, limit)
@@ -117,17 +129,66 @@ async def read_text(
 async def read_existing(ctx: ToolContext, where: WorkspacePath, *, max_bytes: int) -> str | None:
     """The whole current text of the file, or None when there is no such file yet."""
     if editor_for_read(ctx) is None:
-        return await _read_local(where, max_bytes)
+        text, _ = await _read_local(where, max_bytes)
+        return text
     if not await anyio.to_thread.run_sync(probe_local, where, "read"):
         return None
     return await read_text(ctx, where, max_bytes=max_bytes)
 
 
-async def write_text(ctx: ToolContext, where: WorkspacePath, content: str) -> None:
-    """Write `content` (creating missing parent directories), through the editor when it can."""
+async def read_stamped(
+    ctx: ToolContext, where: WorkspacePath, *, max_bytes: int
+) -> tuple[str | None, ReadStamp]:
+    """`read_existing`, and the stamp a later write checks the file against (WS-STALE-001)."""
+    if editor_for_read(ctx) is None:
+        text, stamp = await _read_local(where, max_bytes, stamped=True)
+        assert stamp is not None
+        return text, stamp
+    text = await read_existing(ctx, where, max_bytes=max_bytes)
+    return text, text_stamp(text)
+
+
+async def check_unchanged(
+    ctx: ToolContext, where: WorkspacePath, stamp: ReadStamp, *, max_bytes: int
+) -> None:
+    """Raise the stale-write refusal unless the file is still what was read as `stamp`: a
+    local stamp is checked on the disk, an editor's by reading the file again the same way
+    (its answer hashed and dropped) (WS-STALE-001, WS-STALE-002)."""
+    if stamp.local:
+        reason = await anyio.to_thread.run_sync(stale_local, where, stamp)
+    else:
+        text = await read_existing(ctx, where, max_bytes=max_bytes)
+        now = text_stamp(text).sha256
+        del text
+        reason = None if now == stamp.sha256 else _how(stamp.sha256, now)
+    if reason is not None:
+        raise stale_refusal(where, reason)
+
+
+def _how(was: str | None, now: str | None) -> str:
+    return "created" if was is None else "deleted" if now is None else "changed"
+
+
+async def write_text(
+    ctx: ToolContext,
+    where: WorkspacePath,
+    content: str,
+    *,
+    unchanged: ReadStamp | None = None,
+    max_bytes: int = 0,
+) -> None:
+    """Write `content` (creating missing parent directories), through the editor when it can.
+
+    With `unchanged`, only while the file is still what was read as that stamp: else the
+    stale-write refusal, and nothing is written (WS-STALE-001). A local stamp with a local
+    write is checked right before the rename that replaces the file.
+    """
     editor = editor_for_write(ctx)
+    if unchanged is not None and not (editor is None and unchanged.local):
+        await check_unchanged(ctx, where, unchanged, max_bytes=max_bytes)
+        unchanged = None
     if editor is None:
-        await anyio.to_thread.run_sync(write_local, where, content)
+        await anyio.to_thread.run_sync(write_local, where, content, unchanged)
         return
     await anyio.to_thread.run_sync(ensure_parents, where)
     await anyio.to_thread.run_sync(probe_local, where, "written")

@@ -141,8 +141,8 @@ def too_many_links(where: WorkspacePath, count: int, action: str) -> ToolError:
     )
 
 
-def open_regular(where: WorkspacePath, max_bytes: int) -> tuple[int, int] | None:
-    """The file opened for reading and its size, or None when there is no such file; refused
+def open_regular(where: WorkspacePath, max_bytes: int) -> tuple[int, os.stat_result] | None:
+    """The file opened for reading and its status, or None when there is no such file; refused
     unless it is a regular file with one link of at most `max_bytes` (WS-LINK-002)."""
     fd = _open_file(where)
     if fd is None:
@@ -166,15 +166,17 @@ def open_regular(where: WorkspacePath, max_bytes: int) -> tuple[int, int] | None
     if problem is not None:
         os.close(fd)
         raise problem
-    return fd, status.st_size
+    return fd, status
 
 
-def read_local(where: WorkspacePath, max_bytes: int) -> bytes | None:
-    """The file's bytes, or None when there is no such file (WS-LINK-002, WS-RACE-001)."""
+def read_local(where: WorkspacePath, max_bytes: int) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and the status of the file read (for its `ReadStamp`), or None when
+    there is no such file (WS-LINK-002, WS-RACE-001)."""
     opened = open_regular(where, max_bytes)
     if opened is None:
         return None
-    fd, size = opened
+    fd, status = opened
+    size = status.st_size
     try:
         chunks = [os.read(fd, size + 1)]
         size = len(chunks[0])
@@ -183,7 +185,8 @@ def read_local(where: WorkspacePath, max_bytes: int) -> bytes | None:
             size += len(chunks[-1])
         if size > max_bytes:
             raise _too_big(where, size, max_bytes)
-        return chunks[0] if len(chunks) <= 2 and not chunks[-1] else b"".join(chunks)
+        data = chunks[0] if len(chunks) <= 2 and not chunks[-1] else b"".join(chunks)
+        return data, status
     except OSError as error:
         raise ToolError(f"cannot read {where.display}: {error.strerror or error}") from None
     finally:

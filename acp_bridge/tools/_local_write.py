@@ -6,8 +6,10 @@ no-follow; refuses an existing file with several hard links (WS-LINK-001); write
 to a fresh temporary file made ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the parent's descriptor,
 with the old file's permission bits, and renames it over the name in that same descriptor, so
 a link put there at the last moment is replaced, never written through; a failed write leaves
-the file as it was (WS-WRITE-001). These functions block: the tools run them in a worker
-thread.
+the file as it was (WS-WRITE-001). Given the stamp of what the tool read, the file is checked
+to be still that after the new text is in the temporary file and right before the rename; a
+file changed, created or deleted meanwhile is left as it is, the temporary file removed
+(WS-STALE-001, `_stale`). These functions block: the tools run them in a worker thread.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from acp_bridge.errors import ToolError
 from acp_bridge.tools._beneath import components
 from acp_bridge.tools._local import refused, too_many_links, walk
 from acp_bridge.tools._paths import WorkspacePath
+from acp_bridge.tools._stale import ReadStamp, stale_reason, stale_refusal
 
-__all__ = ["ensure_parents", "write_local"]
+__all__ = ["ensure_parents", "stale_local", "write_local"]
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _SLICE = 256 * 1024  # characters encoded at a time when writing (about 3 slices alive)
@@ -64,8 +67,27 @@ def _write_new(parent: int, temp: str, text: str, mode: int | None) -> None:
         os.close(fd)
 
 
-def write_local(where: WorkspacePath, text: str) -> None:
-    """Replace (or create) the file with `text` atomically (WS-WRITE-001, WS-LINK-001)."""
+def stale_local(where: WorkspacePath, stamp: ReadStamp) -> str | None:
+    """How the file on the local disk differs from what was read as `stamp`, or None."""
+    parts = components(where.relative)
+    if not parts:
+        raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
+    try:
+        parent = walk(where, len(parts) - 1, action="written")
+    except FileNotFoundError:  # a parent is missing, so the file is too
+        return None if stamp.sha256 is None else "deleted"
+    try:
+        return stale_reason(parent, parts[-1], stamp)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise ToolError(f"cannot check {where.display}: {reason}; nothing was written") from None
+    finally:
+        os.close(parent)
+
+
+def write_local(where: WorkspacePath, text: str, unchanged: ReadStamp | None = None) -> None:
+    """Replace (or create) the file with `text` atomically (WS-WRITE-001, WS-LINK-001), with
+    `unchanged` only while it is still what was read as that stamp (WS-STALE-001)."""
     parts = components(where.relative)
     if not parts:
         raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
@@ -75,6 +97,9 @@ def write_local(where: WorkspacePath, text: str) -> None:
     renamed = False
     try:
         _write_new(parent, temp, text, _existing_mode(where, parent, name))
+        stale = None if unchanged is None else stale_reason(parent, name, unchanged)
+        if stale is not None:
+            raise stale_refusal(where, stale)
         os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         renamed = True
     except OSError as error:

@@ -1,10 +1,10 @@
 """An edit of a big file holds its old and new text once (issue 15 item 5, PERF-BIG-005);
-a write never reads the file again at run time (PERF-BIG-006).
+a write never reads the file again for its diff at run time (PERF-BIG-006).
 
-The run reuses the texts its preview computed when the file still holds what the preview
-read (compared a slice at a time, never read whole again), and a worker thread never keeps a
-file's bytes alive after they were decoded. Measured with tracemalloc, structurally: the
-edit's peak traced growth as a multiple of the file's size, never a timing.
+The run reuses the texts its preview computed (it writes only while the file is still what
+the preview read: WS-STALE-001, tests/tools/test_tools_stale_writes.py), and a worker thread
+never keeps a file's bytes alive after they were decoded. Measured with tracemalloc,
+structurally: the edit's peak traced growth as a multiple of the file's size, never a timing.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 
 from acp_bridge.tools import DiffContent, EditFile, ToolOutcome, ToolPreview, WriteFile
-from acp_bridge.tools._paths import resolve_path
-from acp_bridge.tools._unchanged import local_holds
 
 pytestmark = pytest.mark.anyio
 
@@ -78,25 +76,6 @@ async def test_a_big_edit_holds_its_old_and_new_text_once(
 
 
 @pytest.mark.requirement("PERF-BIG-005")
-async def test_a_file_changed_after_the_preview_is_edited_as_it_is_then(
-    workspace: Path, make_ctx
-) -> None:
-    target = workspace / "notes.txt"
-    target.write_text("one\nNEEDLE_LINE\nthree\n", encoding="utf-8")
-    tool = EditFile()
-    ctx = make_ctx()
-    preview = await tool.preview({**ARGUMENTS, "path": "notes.txt"}, ctx)
-    target.write_text("zero\none\nNEEDLE_LINE\nthree\n", encoding="utf-8")  # changed meanwhile
-    outcome = await tool.run({**ARGUMENTS, "path": "notes.txt"}, ctx)
-    assert target.read_text(encoding="utf-8") == "zero\none\nEDITED_LINE\nthree\n"
-    assert outcome.content != preview.content  # so the completed update shows the real diff
-    (done,) = outcome.content
-    assert isinstance(done, DiffContent)
-    assert done.old_text == "zero\none\nNEEDLE_LINE\nthree\n"
-    assert outcome.raw_output == {"path": str(target), "status": "applied", "line": 3}
-
-
-@pytest.mark.requirement("PERF-BIG-005")
 async def test_another_call_with_the_same_context_is_planned_afresh(
     workspace: Path, make_ctx
 ) -> None:
@@ -108,30 +87,6 @@ async def test_another_call_with_the_same_context_is_planned_afresh(
     outcome = await tool.run(other, ctx)  # not the previewed call: its plan is not reused
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "A\nNEEDLE_LINE\nb\n"
     assert outcome.ok
-
-
-@pytest.mark.requirement("PERF-BIG-005")
-@pytest.mark.parametrize(
-    ("on_disk", "expected", "same"),
-    [
-        ("héllo\n" * 300_000, "héllo\n" * 300_000, True),  # several 1 MB slices, not ASCII
-        ("héllo\n" * 300_000, "héllo\n" * 299_999, False),  # the file is longer
-        ("héllo\n" * 299_999, "héllo\n" * 300_000, False),  # the file is shorter
-        ("héllo\n" * 300_000, "héllo\n" * 150_000 + "hallo\n" * 150_000, False),
-        ("", "", True),
-    ],
-)
-async def test_the_unchanged_check_compares_every_byte(
-    workspace: Path, make_ctx, on_disk: str, expected: str, same: bool
-) -> None:
-    (workspace / "file.txt").write_text(on_disk, encoding="utf-8")
-    where = resolve_path("file.txt", make_ctx())
-    assert local_holds(where, expected, 1 << 30) is same
-
-
-@pytest.mark.requirement("PERF-BIG-005")
-async def test_a_missing_file_is_not_unchanged(workspace: Path, make_ctx) -> None:
-    assert local_holds(resolve_path("gone.txt", make_ctx()), "", 1 << 30) is False
 
 
 @pytest.mark.requirement("PERF-BIG-006")
@@ -156,13 +111,14 @@ async def test_a_write_runs_without_reading_the_file_again(
     # The write encodes the new text (1x); reading the file again whole (its bytes, then its
     # text) would add 2x the file.
     assert peak <= 1.5 * size, f"peak {peak / size:.2f}x the file"
-    # Through the editor, the preview is the one fs/read_text_file of the call.
+    # Through the editor, the preview reads the file and the run reads it once more only to
+    # check it is unchanged (WS-STALE-002), not for its diff.
     editor = make_editor()
     ctx = make_ctx(editor)
     arguments = {"path": "notes.txt", "content": "rewritten\n"}
     await tool.preview(arguments, ctx)
     outcome = await tool.run(arguments, ctx)
-    assert [m for m, _ in editor.calls] == ["fs/read_text_file", "fs/write_text_file"]
+    assert editor.methods() == ["fs/read_text_file", "fs/read_text_file", "fs/write_text_file"]
     assert outcome.for_model == "Wrote notes.txt (10 bytes, 1 lines)."
 
 

@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,10 +213,12 @@ async def test_a_directory_swapped_for_a_link_after_the_read_is_not_written_thro
     before = _tree(outside)
     real_write = module.write_text
 
-    async def swap_then_write(ctx: ToolContext, where: _paths.WorkspacePath, text: str) -> None:
+    async def swap_then_write(
+        ctx: ToolContext, where: _paths.WorkspacePath, text: str, **checks: Any
+    ) -> None:
         (workspace / "d").rename(workspace / ".parked")
         (workspace / "d").symlink_to(outside, target_is_directory=True)
-        await real_write(ctx, where, text)
+        await real_write(ctx, where, text, **checks)
 
     monkeypatch.setattr(module, "write_text", swap_then_write)
     with pytest.raises(ToolError) as refused:
