@@ -8,7 +8,8 @@ its capabilities do not advertise.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import tracemalloc
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,16 @@ def make_ctx(workspace: Path) -> ContextFactory:
         )
 
     return make
+
+
+@pytest.fixture
+def traced() -> Iterator[None]:
+    """tracemalloc on for the test (left as it was found)."""
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        yield
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()

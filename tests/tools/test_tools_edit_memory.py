@@ -10,7 +10,6 @@ structurally: the edit's peak traced growth as a multiple of the file's size, ne
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,18 +38,6 @@ def _assert_same_diff(preview: ToolPreview, outcome: ToolOutcome) -> None:
     assert isinstance(done, DiffContent)
     assert done.new_text is shown.new_text
     assert done.old_text is shown.old_text
-
-
-@pytest.fixture
-def traced() -> Iterator[None]:
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    try:
-        yield
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
 
 
 @pytest.mark.requirement("PERF-BIG-005")

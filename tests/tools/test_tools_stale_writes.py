@@ -12,7 +12,7 @@ import dataclasses
 import os
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,6 @@ from acp_bridge._json import JsonObject
 from acp_bridge.errors import ToolError
 from acp_bridge.providers import FinishReason
 from acp_bridge.tools import (
-    DiffContent,
     EditFile,
     TextContent,
     ToolContext,
@@ -81,6 +80,15 @@ def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+async def _previewed(
+    make_ctx: Callable[..., ToolContext], tool: Tool, arguments: JsonObject, editor: object = None
+) -> ToolContext:
+    """A context on which `tool` previewed `arguments` (its run then finds the preview)."""
+    ctx = make_ctx(editor)
+    await tool.preview(arguments, ctx)
+    return ctx
+
+
 # -- the local disk ---------------------------------------------------------------------------
 
 
@@ -90,8 +98,7 @@ async def test_a_file_changed_after_the_preview_is_not_written(
     workspace: Path, make_ctx, tool: type[Tool], arguments: JsonObject
 ) -> None:
     notes = workspace / "notes.txt"
-    ctx = make_ctx()
-    await tool().preview(arguments, ctx)
+    ctx = await _previewed(make_ctx, tool(), arguments)
     notes.write_text(USERS)  # the user edits it while the permission prompt is open
     with pytest.raises(ToolError) as refused:
         await tool().run(arguments, ctx)
@@ -106,8 +113,7 @@ async def test_a_file_changed_after_the_preview_is_not_written(
 async def test_a_file_deleted_after_the_preview_is_not_recreated(
     workspace: Path, make_ctx, tool: type[Tool], arguments: JsonObject
 ) -> None:
-    ctx = make_ctx()
-    await tool().preview(arguments, ctx)
+    ctx = await _previewed(make_ctx, tool(), arguments)
     (workspace / "notes.txt").unlink()
     with pytest.raises(ToolError, match=r"^notes.txt was deleted after it was read .*"):
         await tool().run(arguments, ctx)
@@ -119,11 +125,7 @@ async def test_a_file_deleted_after_the_preview_is_not_recreated(
 async def test_a_new_file_created_after_the_preview_is_not_replaced(
     workspace: Path, make_ctx
 ) -> None:
-    ctx = make_ctx()
-    preview = await WriteFile().preview(NEW, ctx)
-    assert preview.content == (
-        DiffContent(path=str(workspace / "fresh.txt"), new_text="the model's new file\n"),
-    )
+    ctx = await _previewed(make_ctx, WriteFile(), NEW)
     (workspace / "fresh.txt").write_text("the user's own file\n")
     with pytest.raises(ToolError) as refused:
         await WriteFile().run(NEW, ctx)
@@ -146,8 +148,7 @@ async def test_an_unchanged_file_is_told_by_its_stat_and_written(
     arguments: JsonObject,
 ) -> None:
     notes = workspace / "notes.txt"
-    ctx = make_ctx()
-    await tool().preview(arguments, ctx)
+    ctx = await _previewed(make_ctx, tool(), arguments)
     outcome = await tool().run(arguments, ctx)
     assert outcome.ok
     assert notes.read_text() in ("one\n2\nthree\n", "the model's version\n")
@@ -159,8 +160,7 @@ async def test_a_file_touched_but_unchanged_is_hashed_and_written(
     workspace: Path, make_ctx, hashes: list[str], settled: None
 ) -> None:
     notes = workspace / "notes.txt"
-    ctx = make_ctx()
-    await EditFile().preview(EDIT, ctx)
+    ctx = await _previewed(make_ctx, EditFile(), EDIT)
     past = notes.stat().st_mtime_ns - 60_000_000_000
     os.utime(notes, ns=(past, past))  # touched: other times, the same text
     await EditFile().run(EDIT, ctx)
@@ -175,8 +175,7 @@ async def test_a_file_modified_just_before_its_read_is_hashed_not_trusted_by_its
     # Written a moment ago: a change within the same clock tick could keep its times, so its
     # stat identity alone is not trusted (git's "racy" entries).
     (workspace / "notes.txt").write_text("one\ntwo\nthree\n")
-    ctx = make_ctx()
-    await EditFile().preview(EDIT, ctx)
+    ctx = await _previewed(make_ctx, EditFile(), EDIT)
     await EditFile().run(EDIT, ctx)
     assert hashes == ["notes.txt"]
 
@@ -188,8 +187,7 @@ async def test_a_same_size_change_that_keeps_the_mtime_is_still_caught(
     # Caught by its ctime, or (in the same clock tick as the read) by the hash of a racy read.
     notes = workspace / "notes.txt"
     kept = notes.stat().st_mtime_ns
-    ctx = make_ctx()
-    await EditFile().preview(EDIT, ctx)
+    ctx = await _previewed(make_ctx, EditFile(), EDIT)
     with notes.open("r+") as out:  # in place, same size, then the old mtime put back
         out.write("ONE")
     os.utime(notes, ns=(kept, kept))
@@ -218,8 +216,7 @@ async def test_an_unsaved_edit_in_the_editor_is_not_overwritten(
 ) -> None:
     notes = str(workspace / "notes.txt")
     editor = make_editor(write=write)
-    ctx = make_ctx(editor)
-    await tool().preview(arguments, ctx)
+    ctx = await _previewed(make_ctx, tool(), arguments, editor)
     editor.buffers[notes] = USERS  # typed in the editor, not saved, while the prompt is open
     with pytest.raises(ToolError) as refused:
         await tool().run(arguments, ctx)
@@ -235,8 +232,7 @@ async def test_an_unchanged_buffer_is_read_again_and_written(
 ) -> None:
     notes = str(workspace / "notes.txt")
     editor = make_editor(buffers={notes: "one\ntwo\nthree\nunsaved\n"})
-    ctx = make_ctx(editor)
-    await EditFile().preview(EDIT, ctx)
+    ctx = await _previewed(make_ctx, EditFile(), EDIT, editor)
     outcome = await EditFile().run(EDIT, ctx)
     assert outcome.ok
     assert editor.methods() == ["fs/read_text_file", "fs/read_text_file", "fs/write_text_file"]
@@ -248,8 +244,7 @@ async def test_a_file_the_editor_saw_missing_and_now_has_is_not_replaced(
     workspace: Path, make_ctx, make_editor
 ) -> None:
     editor = make_editor()
-    ctx = make_ctx(editor)
-    await WriteFile().preview(NEW, ctx)
+    ctx = await _previewed(make_ctx, WriteFile(), NEW, editor)
     (workspace / "fresh.txt").write_text("made meanwhile\n")
     with pytest.raises(ToolError, match="it was created meanwhile"):
         await WriteFile().run(NEW, ctx)
@@ -262,8 +257,7 @@ async def test_an_editor_that_writes_but_does_not_read_is_checked_on_the_disk(
     workspace: Path, make_ctx, make_editor
 ) -> None:
     editor = make_editor(read=False)
-    ctx = make_ctx(editor)
-    await EditFile().preview(EDIT, ctx)  # read from the disk, so checked there
+    ctx = await _previewed(make_ctx, EditFile(), EDIT, editor)  # read from the disk
     (workspace / "notes.txt").write_text(USERS)
     with pytest.raises(ToolError, match="changed after it was read"):
         await EditFile().run(EDIT, ctx)
@@ -272,18 +266,6 @@ async def test_an_editor_that_writes_but_does_not_read_is_checked_on_the_disk(
 
 
 # -- a big file ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def traced() -> Iterator[None]:
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    try:
-        yield
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
 
 
 @pytest.mark.requirement("WS-STALE-002")
@@ -296,8 +278,7 @@ async def test_a_big_file_is_checked_by_a_streaming_hash(
     big.write_text(body + "NEEDLE\n")
     size = big.stat().st_size
     arguments = {"path": "big.txt", "old_text": "NEEDLE", "new_text": "EDITED"}
-    ctx = make_ctx()
-    await EditFile().preview(arguments, ctx)
+    ctx = await _previewed(make_ctx, EditFile(), arguments)
     big.write_text(body + ("NEEDLE\n" if not changed else "NEEDLE\nmore\n"))  # new times
     start_size = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
