@@ -9,18 +9,23 @@ with an editor that edits the file before it answers the permission request.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+from bridge import RecordingProvider, running_bridge, scripted_config
+from editor import choose
 from turn.turnkit import FakeProvider, RecordingSink, finish, make_request, start, text, tool_call
 
 from acp_bridge._json import JsonObject
 from acp_bridge.errors import ToolError
 from acp_bridge.providers import FinishReason
+from acp_bridge.providers.scripted import ScriptedProvider, loads_script
 from acp_bridge.tools import (
     EditFile,
     TextContent,
@@ -375,3 +380,56 @@ async def test_the_refused_call_fails_and_the_same_call_runs_again(
     assert record is not None
     assert record.outcome is not None
     assert record.outcome.final
+
+
+# -- over the wire: the editor edits the file, then answers the permission request ------------
+
+REDO = {
+    "name": "stale-edit",
+    "description": "an edit refused as stale, a read, the same edit again",
+    "calls": [
+        {"attempts": [[{"tool_call": "edit_file", "arguments": EDIT}, {"finish": "auto"}]]},
+        {
+            "attempts": [
+                [{"tool_call": "read_file", "arguments": {"path": "notes.txt"}}, {"finish": "auto"}]
+            ]
+        },
+        {"attempts": [[{"tool_call": "edit_file", "arguments": EDIT}, {"finish": "auto"}]]},
+        {"attempts": [[{"text": "Edited."}, {"finish": "stop"}]]},
+    ],
+}
+
+
+@pytest.mark.requirement("WS-STALE-001")
+@pytest.mark.requirement("WS-STALE-003")
+@pytest.mark.parametrize("fs", [False, True], ids=["local-disk", "editor-fs"])
+async def test_over_the_wire_a_stale_edit_fails_and_the_redone_edit_lands(
+    tmp_path: Path, fs: bool
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    notes = workspace / "notes.txt"
+    notes.write_text("one\ntwo\nthree\n")
+    allow = choose("allow_once")
+    asked = 0
+
+    def edit_then_allow(params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal asked
+        asked += 1
+        if asked == 1:  # the user saves a change while the first prompt is open
+            notes.write_text(USERS)
+        return allow(params)
+
+    provider = RecordingProvider(ScriptedProvider(loads_script(json.dumps(REDO)), delay_ms=0))
+    config = scripted_config(tmp_path / "state", provider=provider)
+    async with running_bridge(config, fs=fs, permission=edit_then_allow) as ed:
+        await ed.initialize()
+        session = await ed.new_session(workspace)
+        reply = await ed.prompt(session, "edit the notes")
+        updates = ed.updates(session)
+    assert reply["result"]["stopReason"] == "end_turn"
+    ends = [u for u in updates if u.get("status") in ("completed", "failed")]
+    assert [u["status"] for u in ends] == ["failed", "completed", "completed"]
+    assert ends[0]["content"] == [{"type": "content", "content": {"type": "text", "text": CHANGED}}]
+    assert CHANGED in repr(provider.requests[1])  # the model read why
+    assert notes.read_text() == "one\n2\nthree\nthe user's line\n"  # the user's line kept
