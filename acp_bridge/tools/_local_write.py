@@ -91,7 +91,11 @@ def write_local(where: WorkspacePath, text: str, unchanged: ReadStamp | None = N
     parts = components(where.relative)
     if not parts:
         raise ToolError(f"{where.display} is a directory; it cannot be written as a file")
-    parent = walk(where, len(parts) - 1, action="written", create=True)
+    try:  # a file that was read is replaced in place: its parents are not made again
+        existed = unchanged is not None and unchanged.sha256 is not None
+        parent = walk(where, len(parts) - 1, action="written", create=not existed)
+    except FileNotFoundError:
+        raise stale_refusal(where, "deleted") from None
     name = parts[-1]
     temp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
     renamed = False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
@@ -124,6 +125,19 @@ async def test_a_file_deleted_after_the_preview_is_not_recreated(
         await tool().run(arguments, ctx)
     assert not (workspace / "notes.txt").exists()
     _no_temporary_files(workspace)
+
+
+@pytest.mark.requirement("WS-STALE-001")
+@pytest.mark.parametrize(("tool", "arguments"), [(EditFile, EDIT), (WriteFile, WRITE)])
+async def test_a_file_whose_directory_was_removed_is_not_recreated(
+    workspace: Path, make_ctx, tool: type[Tool], arguments: JsonObject
+) -> None:
+    arguments = {**arguments, "path": "src/app.py", "old_text": "return 1"}
+    ctx = await _previewed(make_ctx, tool(), arguments)
+    shutil.rmtree(workspace / "src")
+    with pytest.raises(ToolError, match=r"^src/app.py was deleted after it was read"):
+        await tool().run(arguments, ctx)
+    assert not (workspace / "src").exists()  # not even its directory made again
 
 
 @pytest.mark.requirement("WS-STALE-001")
