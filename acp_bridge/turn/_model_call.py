@@ -8,9 +8,10 @@ call, failed ones included (USAGE-001, USAGE-002).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 import anyio.lowlevel
@@ -20,6 +21,7 @@ from acp_bridge.providers import (
     FinishReason,
     ModelRequest,
     ModelStreamError,
+    StreamEvent,
     StreamStart,
     TextDelta,
     ThoughtDelta,
@@ -35,7 +37,13 @@ from acp_bridge.turn._reset import ChunkPresenter
 from acp_bridge.turn._retry import GiveUp, TurnFailed
 from acp_bridge.turn._turn_compaction import TurnCompaction
 from acp_bridge.turn._usage import usage_report
-from acp_bridge.turn._watch import ProgressWatch, retry_notice, run_watched, wait_exceeded
+from acp_bridge.turn._watch import (
+    AfterStream,
+    ProgressWatch,
+    retry_notice,
+    run_watched,
+    wait_exceeded,
+)
 
 __all__ = ["FILTERED", "ModelCaller"]
 
@@ -194,7 +202,9 @@ class ModelCaller:
 
     async def _stream(
         self, call: ModelCall, attempt: Attempt, presenter: ChunkPresenter, watch: ProgressWatch
-    ) -> None:
+    ) -> AfterStream:
+        """One attempt's stream, each chunk forwarded; returns the stream's closing when the
+        attempt completed (else it is closed here, before the error leaves)."""
         request = self.request
         repaired, _ = repair_history(request.history)  # TURN-007: before every request
         repaired = join_unanswered_prompts(repaired)  # SESS-CANCEL-001
@@ -213,6 +223,7 @@ class ModelCaller:
         )
         stream = request.provider.stream(model_request)
         send_update = request.sink.send_update
+        completed = False
         try:
             while True:
                 # Inline rather than a helper coroutine: one `anext` per event is the hot
@@ -236,16 +247,24 @@ class ModelCaller:
                     if update is not None:
                         await send_update(update)
                 if attempt.state is AttemptState.COMPLETED:
+                    completed = True
                     break
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                # Shielded and bounded, so the adapter can close its connection even when
-                # the turn is being cancelled.
-                with anyio.move_on_after(self.request.cleanup_timeout, shield=True):
-                    await aclose()
+            if not completed:
+                await self._close(stream)
         if attempt.state is AttemptState.OPEN:
             raise ModelStreamError(FaultKind.INCOMPLETE_STREAM, "the stream ended without a finish")
+        # TAIL4-STREAM-001: the answer is complete; closing the stream (the rest of the body
+        # drained, the connection back to its pool) waits until the response no longer does.
+        return functools.partial(self._close, stream)
+
+    async def _close(self, stream: AsyncIterator[StreamEvent]) -> None:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            # Shielded and bounded, so the adapter can close its connection even when the
+            # turn (or the connection's background group) is being cancelled.
+            with anyio.move_on_after(self.request.cleanup_timeout, shield=True):
+                await aclose()
 
 
 def _outside_contract(exc: Exception, provider: str) -> ModelStreamError:

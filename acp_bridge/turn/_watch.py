@@ -25,6 +25,7 @@ _NOTIFY_LIMIT = 10.0
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "AfterStream",
     "ProgressWatch",
     "retry_notice",
     "run_watched",
@@ -159,65 +160,110 @@ def wait_exceeded(
     )
 
 
+AfterStream = Callable[[], Awaitable[None]]
+"""What a stream that ended well leaves to do once nothing waits for it: closing its
+iterator (the rest of the body drained, the connection back to its pool: TAIL4-STREAM-001)."""
+
+
 async def run_watched(
-    run: Callable[[], Awaitable[None]],
+    run: Callable[[], Awaitable[AfterStream | None]],
     watch: ProgressWatch,
     notify: Callable[[UserNotice], Awaitable[None]],
     provider: str,
     background: TaskGroup | None = None,
 ) -> None:
     """`run()` (one attempt's stream) beside the watch's task (WAIT-002, WAIT-003): its own
-    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`.
+    exception leaves unwrapped; cut off past `max_wait`, it ends as `wait_exceeded`. What
+    `run` returns (`AfterStream`) is awaited after it: here, or in the watch's task.
 
     Given a `background` task group (the connection's), the watch runs there and its end is
-    not joined: `done` tells it to return, and the stream's end reaches the caller without
-    waiting for the watch's task to be scheduled (TAIL2-002). A watch that fails cancels the
-    stream and its error is raised here, as when it runs beside it."""
+    not joined (TAIL2-002): after one yield (the chunk writer puts the stream's last chunks
+    on the wire), `done` tells it to return, so it ends at the caller's next yield, after
+    whatever the caller does without one (the turn's end and its response), and the
+    `AfterStream` runs there too, before it returns (TAIL4-STREAM-001). A watch that fails cancels
+    the stream and its error is raised here, as when it runs beside it."""
     failure: Exception | None = None
-    done = anyio.Event()
-    watched: list[Exception] = []  # the background watch's error
+    after: AfterStream | None = None
+    apart = _Apart()
     with anyio.CancelScope() as scope:
         if background is None:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(watch.watch, scope, notify, done)
+                tg.start_soon(watch.watch, scope, notify, apart.done)
                 try:
-                    await run()
+                    closing = await run()
+                    if closing is not None:
+                        await closing()  # shielded and bounded: whatever the watch does
                 except Exception as exc:
                     failure = exc
-                done.set()  # the watch returns: no cancellation to deliver
+                apart.done.set()  # the watch returns: no cancellation to deliver
         else:
-            background.start_soon(_watch_apart, watch, scope, notify, done, watched)
+            background.start_soon(_watch_apart, watch, scope, notify, apart)
             try:
-                await run()
+                after = await run()
             except Exception as exc:
                 failure = exc
-            finally:
-                done.set()  # the watch returns when it next runs, after this call's end
+            except BaseException:
+                apart.end(None)
+                raise
             # One yield, as the join gave: the chunk writer puts the stream's last chunks on
-            # the wire now, not behind the rest of the call's end.
+            # the wire now, not behind the rest of the call's end. Then the watch is told to
+            # return; it does at the caller's next yield.
             await anyio.lowlevel.cancel_shielded_checkpoint()
-    if watched:
-        failure = watched[0]
+            if apart.end(after):
+                after = None  # the watch's task runs it
+    if after is not None:
+        await after()
+    if apart.failure is not None:
+        failure = apart.failure
     if failure is not None:
         raise failure
     if watch.exceeded:
         raise wait_exceeded(None, provider, watch, 0.0)
 
 
+class _Apart:
+    """Between `run_watched` and its watch's task in a background group: `done` (the stream
+    ended), what is left to run after it, the watch's failure, and whether its task ended."""
+
+    __slots__ = ("after", "done", "ended", "failure")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.after: AfterStream | None = None
+        self.failure: Exception | None = None
+        self.ended = False
+
+    def end(self, after: AfterStream | None) -> bool:
+        """The stream ended: the watch returns. True if its task takes `after` over (it has
+        not ended yet); else the caller runs it."""
+        if not self.ended:
+            self.after = after
+        self.done.set()
+        return not self.ended and after is not None
+
+
 async def _watch_apart(
     watch: ProgressWatch,
     scope: anyio.CancelScope,
     notify: Callable[[UserNotice], Awaitable[None]],
-    done: anyio.Event,
-    watched: list[Exception],
+    apart: _Apart,
 ) -> None:
-    """`watch.watch` in a background group: its error goes to `watched` and cancels the
-    stream (`scope`), never the group."""
+    """`watch.watch` in a background group: its error goes to `apart` and cancels the
+    stream (`scope`), never the group. Then what the stream left (`apart.after`) runs, even
+    when the group is being cancelled (each `AfterStream` is shielded and bounded)."""
     try:
-        await watch.watch(scope, notify, done)
+        await watch.watch(scope, notify, apart.done)
     except Exception as exc:
-        if not done.is_set():
-            watched.append(exc)
+        if not apart.done.is_set():
+            apart.failure = exc
             scope.cancel()
         else:
             logger.debug("the progress watch failed after its stream ended", exc_info=exc)
+    finally:
+        apart.ended = True
+        after, apart.after = apart.after, None
+        if after is not None:
+            try:
+                await after()
+            except Exception:
+                logger.debug("closing a finished model stream failed", exc_info=True)
