@@ -44,7 +44,7 @@ __all__ = [
 
 RACY_NS = 2_000_000_000  # a file modified this recently when read is hashed, not stat'ed
 _SLICE = 256 * 1024  # characters encoded at a time to hash a text
-_CHUNK = 1 << 20  # bytes read at a time to hash a file
+_CHUNK = 256 * 1024  # bytes read at a time to hash a file
 
 _now = time.time_ns  # the clock a read is judged racy by
 
@@ -108,8 +108,10 @@ def _hash_entry(parent: int, name: str) -> str | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         digest = hashlib.sha256()
-        while chunk := os.read(fd, _CHUNK):
-            digest.update(chunk)
+        buffer = bytearray(_CHUNK)  # one buffer read into again and again: no chunk objects
+        view = memoryview(buffer)
+        while count := os.readv(fd, [buffer]):
+            digest.update(view[:count])
         return digest.hexdigest()
     finally:
         os.close(fd)
