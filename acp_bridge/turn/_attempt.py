@@ -3,7 +3,8 @@
 A prompt turn is one or more model calls (the tool loop); a model call is one or more attempts
 (retries). Every stream event is fed to exactly one `Attempt` and tagged `(attempt, seq)`.
 Accumulators (text, thoughts, tool-call fragments, finish, usage) belong to the attempt, never
-to the turn (TURN-001). Only a completed attempt becomes an `AssistantTurn` (TURN-006); an
+to the turn (TURN-001); the rules of the reasoning blocks and the tool calls are
+`_attempt_parts`. Only a completed attempt becomes an `AssistantTurn` (TURN-006); an
 abandoned one is kept for the debug log and nothing else reads it.
 """
 
@@ -13,14 +14,11 @@ import enum
 import itertools
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from acp_bridge.providers import (
     AssistantTurn,
-    FaultKind,
     Finish,
-    FinishReason,
-    ModelStreamError,
     StreamEvent,
     TextDelta,
     TextParts,
@@ -31,6 +29,12 @@ from acp_bridge.providers import (
     ToolCallDelta,
     ToolCallStart,
     Usage,
+)
+from acp_bridge.turn._attempt_parts import (
+    ThoughtBlock,
+    ToolCallFragments,
+    feed_thought,
+    thoughts_of,
 )
 
 __all__ = ["Attempt", "AttemptState", "ModelCall", "TaggedEvent"]
@@ -51,23 +55,6 @@ class TaggedEvent:
     attempt: int
     seq: int
     event: StreamEvent
-
-
-@dataclass(slots=True)
-class _ThoughtBlock:
-    fragments: TextParts = field(default_factory=TextParts)
-    signature: str | None = None
-    redacted_data: str | None = None
-    closed: bool = False
-
-
-@dataclass(slots=True)
-class _CallFragments:
-    call_id: str
-    name: str
-    index: int
-    fragments: TextParts = field(default_factory=TextParts)
-    complete: ToolCallComplete | None = None
 
 
 class Attempt:
@@ -104,8 +91,8 @@ class Attempt:
         self.event_count = 0
         self.abandon_reason: str | None = None
         self._text = TextParts()  # few objects for a million deltas (MEM-002)
-        self._thoughts: list[_ThoughtBlock] = []
-        self._calls: dict[str, _CallFragments] = {}
+        self._thoughts: list[ThoughtBlock] = []
+        self._calls = ToolCallFragments()
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -115,7 +102,8 @@ class Attempt:
         return TaggedEvent(self.number, seq, event)
 
     def take(self, event: StreamEvent) -> None:
-        """Accumulate one event. A `Finish` completes the attempt (see `_complete`).
+        """Accumulate one event. A `Finish` completes the attempt; the tool calls it leaves
+        incomplete are an error unless the output limit cut them (`ToolCallFragments.finish`).
 
         Raises `ModelStreamError(MALFORMED_TOOL_CALL)` when the tool calls are inconsistent;
         the attempt then stays open and the caller abandons it.
@@ -134,81 +122,26 @@ class Attempt:
             if event.text:
                 self._text.append(event.text)
         elif isinstance(event, ThoughtDelta):
-            self._feed_thought(event)
+            feed_thought(self._thoughts, event)
         elif isinstance(event, ToolCallStart):
             self._close_thought()
-            if event.call_id not in self._calls:
-                self._calls[event.call_id] = _CallFragments(event.call_id, event.name, event.index)
+            self._calls.start(event)
         elif isinstance(event, ToolCallDelta):
-            self._fragments_for(event.call_id, event.index).fragments.append(event.fragment)
+            self._calls.delta(event)
         elif isinstance(event, ToolCallComplete):
-            self._feed_complete(event)
+            self._close_thought()
+            self._calls.complete(event)
         elif isinstance(event, Usage):
             self.usage = event  # the last Usage of an attempt wins (providers report totals)
         elif isinstance(event, Finish):
-            self._complete(event)
-
-    def _feed_thought(self, event: ThoughtDelta) -> None:
-        if event.redacted_data is not None:
+            self._calls.finish(event.reason, self.number)
             self._close_thought()
-            self._thoughts.append(
-                _ThoughtBlock(
-                    _parts(event.text),
-                    event.signature,
-                    event.redacted_data,
-                    closed=True,
-                )
-            )
-            return
-        if not self._thoughts or self._thoughts[-1].closed:
-            self._thoughts.append(_ThoughtBlock())
-        block = self._thoughts[-1]
-        if event.text:
-            block.fragments.append(event.text)
-        if event.signature is not None:
-            # A signature ends its reasoning block (Anthropic signature_delta, Gemini
-            # thoughtSignature); it is kept verbatim for the next request.
-            block.signature = event.signature
-            block.closed = True
+            self.finish = event
+            self.state = AttemptState.COMPLETED
 
     def _close_thought(self) -> None:
         if self._thoughts:
             self._thoughts[-1].closed = True
-
-    def _fragments_for(self, call_id: str, index: int) -> _CallFragments:
-        found = self._calls.get(call_id)
-        if found is None:
-            found = _CallFragments(call_id, "", index)
-            self._calls[call_id] = found
-        return found
-
-    def _feed_complete(self, event: ToolCallComplete) -> None:
-        self._close_thought()
-        entry = self._calls.get(event.call_id)
-        if entry is None:
-            entry = _CallFragments(event.call_id, event.name, -1)
-            self._calls[event.call_id] = entry
-        if entry.complete is not None:
-            raise ModelStreamError(
-                FaultKind.MALFORMED_TOOL_CALL,
-                f"tool call {event.call_id!r} completed twice in one attempt",
-            )
-        entry.name = event.name
-        entry.complete = event
-
-    def _complete(self, finish: Finish) -> None:
-        incomplete = [c.call_id for c in self._calls.values() if c.complete is None]
-        if incomplete and finish.reason is not FinishReason.LENGTH:
-            raise ModelStreamError(
-                FaultKind.MALFORMED_TOOL_CALL,
-                f"the answer finished with unfinished tool calls: {', '.join(incomplete)}",
-            )
-        for call_id in incomplete:  # cut off by the output limit: never executable
-            logger.info("attempt %d: dropping tool call %s cut by max tokens", self.number, call_id)
-            del self._calls[call_id]
-        self._close_thought()
-        self.finish = finish
-        self.state = AttemptState.COMPLETED
 
     # -- state ---------------------------------------------------------------------------
 
@@ -228,23 +161,12 @@ class Attempt:
 
     @property
     def thoughts(self) -> tuple[Thought, ...]:
-        return tuple(
-            Thought(b.fragments.text(), b.signature, b.redacted_data) for b in self._thoughts
-        )
+        return thoughts_of(self._thoughts)
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The completed tool calls, in the order the model started them."""
-        return tuple(
-            ToolCall(
-                c.complete.call_id,
-                c.complete.name,
-                c.complete.arguments,
-                dict(c.complete.provider_meta),
-            )
-            for c in self._calls.values()
-            if c.complete is not None
-        )
+        return self._calls.completed()
 
     def to_assistant_turn(self, *, with_tool_calls: bool = True) -> AssistantTurn:
         """The history record of this attempt; only a completed attempt has one (TURN-006)."""
@@ -254,20 +176,13 @@ class Attempt:
         return AssistantTurn(text=self.text, thoughts=self.thoughts, tool_calls=calls)
 
     def describe(self) -> str:
-        names = [c.name or c.call_id for c in self._calls.values()]
+        names = self._calls.names()
         return (
             f"attempt {self.number} of model call {self.model_call} ({self.state.value}"
             f"{', ' + self.abandon_reason if self.abandon_reason else ''}): {self.event_count} "
             f"events, {self._text.size} chars of text, {len(self._thoughts)} thoughts, "
             f"tool calls {names or 'none'}, shown={self.shown_chunks}"
         )
-
-
-def _parts(text: str) -> TextParts:
-    parts = TextParts()
-    if text:
-        parts.append(text)
-    return parts
 
 
 class ModelCall:

@@ -16,7 +16,7 @@ items of our own SSE decoder. Contract of `HttpTransport.stream`:
 - after the terminal marker the rest of the body is drained briefly (bounded), so the
   connection can go back to the pool;
 - the trace hook sees every request (auth headers redacted) and every received SSE item
-  (`_trace`); the errors are built in `_failures`.
+  (`_trace`); the errors are built in `_failures`, the body's pieces come from `_body`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import acp_bridge
 from acp_bridge._json import JsonObject
 from acp_bridge.providers._errors import ModelStreamError, Phase
 from acp_bridge.providers._events import StreamEvent, StreamStart, Usage
+from acp_bridge.providers.http._body import response_pieces
 from acp_bridge.providers.http._failures import StreamFailures, close_iterator, drain
-from acp_bridge.providers.http._h1_connection import H1Body
-from acp_bridge.providers.http._h1_transport import BODY_EXTENSION, H1Transport
+from acp_bridge.providers.http._h1_transport import H1Transport
 from acp_bridge.providers.http._options import HttpProviderOptions
 from acp_bridge.providers.http._read_timeout import FirstTokenTimeout, SwitchedReadTimeout
 from acp_bridge.providers.http._sse import SseDecoder
@@ -174,7 +174,7 @@ class HttpTransport:
                 if not response.is_success:
                     raise await self._fail.status_error(response)
                 phase = Phase.STREAM
-                chunks = _body(response, switch)
+                chunks = response_pieces(response, switch)
                 sse = SseDecoder()
                 tracing = self._trace.enabled  # frozen options: checked once
                 # Pieces of plain events skip the SSE items (the trace needs them); a piece
@@ -259,46 +259,6 @@ class HttpTransport:
                     await close_iterator(chunks)
                 if response is not None:
                     await response.aclose()
-
-
-def _body(response: httpx.Response, switch: SwitchedReadTimeout | None) -> AsyncIterator[bytes]:
-    """The response body's pieces. The bridge's own transport's body bounds each read
-    itself and is iterated directly (no async generator per piece); a proxied or compressed
-    body goes through httpx, whose reads wait without bound until the first token
-    (`SwitchedReadTimeout`), so the first-token deadline is applied here."""
-    # Raw bytes unless the server compressed anyway (then httpx decodes).
-    encoded = response.headers.get("content-encoding", "identity") != "identity"
-    own = response.extensions.get(BODY_EXTENSION)
-    if isinstance(own, H1Body) and not encoded:
-        return own
-    chunks = response.aiter_bytes() if encoded else aiter(_byte_stream(response))
-    return chunks if switch is None else _until_first_token(chunks, switch)
-
-
-async def _until_first_token(
-    chunks: AsyncIterator[bytes], switch: SwitchedReadTimeout
-) -> AsyncIterator[bytes]:
-    try:
-        while True:
-            if switch.switched:
-                chunk = await chunks.__anext__()
-            else:
-                with anyio.CancelScope(deadline=switch.first_token_deadline) as scope:
-                    chunk = await chunks.__anext__()
-                if scope.cancelled_caught:
-                    raise FirstTokenTimeout("no response within the first-token timeout")
-            yield chunk
-    except StopAsyncIteration:
-        return
-    finally:
-        await close_iterator(chunks)
-
-
-def _byte_stream(response: httpx.Response) -> httpx.AsyncByteStream:
-    stream = response.stream
-    if not isinstance(stream, httpx.AsyncByteStream):  # an AsyncClient's response always is
-        raise TypeError("the response of an async client has no async byte stream")
-    return stream
 
 
 def _has_request(exc: httpx.RequestError) -> bool:
