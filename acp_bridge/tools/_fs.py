@@ -68,13 +68,14 @@ def _decode(data: bytes, where: WorkspacePath) -> str:
         raise ToolError(f"{where.display} is not UTF-8 text") from None
 
 
-def _read_decoded(where: WorkspacePath, max_bytes: int, stamped: bool) -> list[object]:
+def _read_decoded(
+    where: WorkspacePath, max_bytes: int, stamped: bool
+) -> list[tuple[str | None, ReadStamp | None]]:
     read = read_local(where, max_bytes)
     if read is None:
-        return [local_stamp(None, None), None]
+        return [(None, local_stamp(None, None))]
     data, status = read
-    stamp = local_stamp(data, status) if stamped else None
-    return [stamp, _decode(data, where)]
+    return [(_decode(data, where), local_stamp(data, status) if stamped else None)]
 
 
 async def _read_local(
@@ -83,10 +84,7 @@ async def _read_local(
     # Decoded in the thread, and handed over in a box emptied here: a worker thread keeps its
     # last result until its next job, which held a big file's bytes (issue 15 item 5).
     box = await anyio.to_thread.run_sync(_read_decoded, where, max_bytes, stamped)
-    text, stamp = box.pop(), box.pop()
-    assert text is None or isinstance(text, str)
-    assert stamp is None or isinstance(stamp, ReadStamp)
-    return text, stamp
+    return box.pop()
 
 
 def slice_lines(text: str, line: int | None, limit: int | None) -> str:
