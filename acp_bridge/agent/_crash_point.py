@@ -5,7 +5,8 @@ process as `kill -9` would, exactly there, so a test can prove what a crash in a
 no message marks leaves behind (SESS-UNANSWERED-001). Nothing else reads the variable; without
 it, a crash point is one dictionary look-up.
 
-Points: `turn-committed` (a turn's completion is durable, its response not yet written).
+Points: `turn-committed` (a turn's completion is durable, its response not yet written);
+`turn-ending` (the turn's last answer held in memory, its end not yet written: STORE4-002).
 """
 
 from __future__ import annotations

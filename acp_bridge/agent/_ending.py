@@ -19,7 +19,7 @@ from acp_bridge._json import JsonObject
 from acp_bridge.agent._crash_point import crash_point
 from acp_bridge.agent._session import Session
 from acp_bridge.providers import repair_surrogates
-from acp_bridge.sessions import SessionStore, TurnStart, TurnState
+from acp_bridge.sessions import SessionStore, StoredModelCall, TurnStart, TurnState
 from acp_bridge.turn import StopReason, TurnResult
 
 __all__ = [
@@ -76,16 +76,19 @@ def record_end(
     *,
     answered: bool = True,
     usage: JsonObject | None = None,
+    answer: StoredModelCall | None = None,
 ) -> None:
     """Records the end; a failure is logged, never masking the turn's own outcome (a later
     load settles a turn left `running`). `store` None: the connection already released its
     sessions, so the turn stays `running` for the next owner to settle (SESS-020).
     `answered=False`: the response is still to be written (SESS-UNANSWERED-001). `usage`:
-    the session's last usage_update, kept in the same transaction (USAGE-006)."""
+    the session's last usage_update, kept in the same transaction (USAGE-006); `answer`:
+    the turn's last kept answer, held until now (STORE4-001), in it too."""
     session.updated_at = time.time()
     if store is None:
         _log.warning("turn %s ended after its connection closed the store", start.turn_id)
         return
+    crash_point("turn-ending")  # tests only: kill -9 with the answer held, the end not written
     try:
         store.end_turn(
             session.session_id,
@@ -95,6 +98,7 @@ def record_end(
             note=note,
             answered=answered,
             usage=usage,
+            answer=answer,
         )
         if usage is not None and session.live is not None:
             session.live.kept = usage

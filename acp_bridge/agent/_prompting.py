@@ -188,15 +188,15 @@ class PromptTurns:
                 result = engine.result(StopReason.CANCELLED)
             stop = result.stop_reason.value
             note = cancelled_note(result)  # SESS-CANCEL-001
-            self._end_turn(session, start, TurnState.COMPLETED, stop, note, answered=False)
+            self._end_turn(session, recorder, TurnState.COMPLETED, stop, note, answered=False)
         except TurnFailed as error:
-            self._end_turn(session, start, TurnState.FAILED, None, failed_note(error.message))
+            self._end_turn(session, recorder, TurnState.FAILED, None, failed_note(error.message))
             raise
         except Exception:
-            self._end_turn(session, start, TurnState.FAILED, None, failed_note("internal error"))
+            self._end_turn(session, recorder, TurnState.FAILED, None, failed_note("internal error"))
             raise
         except BaseException:  # AGENT-CANCEL-003: $/cancel_request, or the connection closed
-            self._end_turn(session, start, *outside_end(conn.peer.closed))
+            self._end_turn(session, recorder, *outside_end(conn.peer.closed))
             raise
         finally:
             session.idle.set()
@@ -222,14 +222,18 @@ class PromptTurns:
     def _end_turn(
         self,
         session: Session,
-        start: TurnStart,
+        recorder: TurnRecorder,
         state: TurnState,
         *end: str | None,
         answered: bool = True,
     ) -> None:
         store = self._conn.durable.opened
         usage = changed_usage(session)  # USAGE-006
-        record_end(store, session, start, state, *end, answered=answered, usage=usage)
+        answer = recorder.take_answer()  # the last kept answer, in the end's commit
+        start = recorder.start
+        record_end(
+            store, session, start, state, *end, answered=answered, usage=usage, answer=answer
+        )
 
     async def _announce_title(self, session: Session, title: str) -> None:
         """SESS-033: the title, once the first turn completed, before its response."""

@@ -7,6 +7,12 @@ to run (with its effect key) before it runs (SESS-011). Message and
 thought chunks are only buffered: when the engine keeps an attempt (`model_call_kept`), the
 chunks of that attempt become the model call's display segments, written with its
 `AssistantTurn` in one statement; an abandoned attempt's chunks are dropped with it (SESS-010).
+
+A kept answer that makes tool calls is committed when it is kept, before any of its calls is
+shown or runs (SESS-011). One without tool calls is the turn's last: it is held
+(`take_answer`) and written in the transaction that records the turn's end, one commit
+instead of two in the turn's tail (STORE4-001). Any other write of the turn writes a held
+answer first, so the journal's order is always the order things were kept.
 """
 
 from __future__ import annotations
@@ -50,6 +56,12 @@ class TurnRecorder:
         self._calls: dict[str, StoredToolCall] = {}
         self._model_call = 0  # the model call whose attempt was kept last
         self._earlier: frozenset[str] | None = None  # effect keys of earlier runs, read once
+        self._answer: StoredModelCall | None = None  # kept, no tool calls: written at the end
+
+    @property
+    def start(self) -> TurnStart:
+        """The turn this records."""
+        return self._start
 
     # -- TurnSink --------------------------------------------------------------------------
 
@@ -112,9 +124,20 @@ class TurnRecorder:
         self._chunks.clear()
         self._model_call = model_call
         record = StoredModelCall(model_call, attempt, message, tuple(segments))
-        self._store.add_message(self._session_id, self._start.seq, message, model_call=record)
+        self._write_answer()
+        if message.tool_calls:  # committed before any of its calls is shown (SESS-011)
+            self._store.add_message(self._session_id, self._start.seq, message, model_call=record)
+        else:  # the turn's last answer: written with the turn's end (STORE4-001)
+            self._answer = record
+
+    def take_answer(self) -> StoredModelCall | None:
+        """The turn's last kept answer (one without tool calls) when it is not written yet:
+        the caller writes it in the transaction of the turn's end (`SessionStore.end_turn`)."""
+        answer, self._answer = self._answer, None
+        return answer
 
     def tool_results_kept(self, message: ToolResults) -> None:
+        self._write_answer()
         self._store.add_message(self._session_id, self._start.seq, message)
 
     def recorded_effect(self, effect_key: str) -> bool:
@@ -127,6 +150,7 @@ class TurnRecorder:
 
     def compacted(self, record: CompactionRecord) -> None:
         """A compaction is durable before the history changes (COMPACT-005)."""
+        self._write_answer()
         self._store.add_compaction(self._session_id, self._start.seq, record)
 
     def tool_call_starting(self, tool_call_id: str, effect_key: str | None) -> None:
@@ -163,6 +187,15 @@ class TurnRecorder:
             changes["raw_output"] = update.raw_output
         self._save(dataclasses.replace(call, **changes))  # type: ignore[arg-type]
 
+    def _write_answer(self) -> None:
+        """A held answer is written before anything kept after it (none is, in practice)."""
+        answer = self.take_answer()
+        if answer is not None:
+            self._store.add_message(
+                self._session_id, self._start.seq, answer.message, model_call=answer
+            )
+
     def _save(self, call: StoredToolCall, *, durable: bool = False) -> None:
+        self._write_answer()
         self._store.save_tool_call(self._session_id, self._start.seq, call, durable=durable)
         self._calls[call.tool_call_id] = call

@@ -86,12 +86,16 @@ class SessionStore(SessionTable):
         note: str | None = None,
         answered: bool = True,
         usage: JsonObject | None = None,
+        answer: StoredModelCall | None = None,
     ) -> None:
         """`answered=False`: a response is still to be written (`mark_answered` once it is);
         until then the same prompt sent again is answered from here (SESS-UNANSWERED-001).
         `usage` (the session's last usage_update, USAGE-006) is kept in the same
-        transaction when given."""
+        transaction when given; so is `answer`, the turn's last kept answer, appended to its
+        history first (`TurnRecorder.take_answer`, STORE4-001)."""
         with self._write() as db:
+            if answer is not None:
+                writes.insert_message(db, session_id, seq, answer.message, answer)
             writes.end_turn(
                 db, session_id, seq, state, stop_reason=stop_reason, note=note, answered=answered
             )

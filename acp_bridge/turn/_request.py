@@ -76,6 +76,8 @@ class TurnJournal(Protocol):
 
     - `model_call_kept(model_call, attempt, message)`: a completed attempt's `AssistantTurn`
       entered history, before any of its tool calls is shown (abandoned attempts never do).
+      One without tool calls is the turn's last: a journal may commit it with the turn's end
+      instead (the session store does: STORE4-001).
     - `tool_results_kept(message)`: a round's `ToolResults` entered history (also on the way
       out of a cancelled or failed turn, paired with every call of the round).
     - `tool_call_starting(tool_call_id, effect_key)`: a shown call is about to run: before its
