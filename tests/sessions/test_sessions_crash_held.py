@@ -13,14 +13,12 @@ twice (SESS-022).
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
-from sessions.stdio_kit import StdioEditor, append_script, file_lines
-from sessions.test_sessions_unanswered import PROMPT, _prompt_request, _read_until_it_dies
+from sessions.stdio_kit import StdioEditor, file_lines
+from sessions.test_sessions_unanswered import PROMPT, crash_in_first_prompt
 
-from acp_bridge.agent._crash_point import CRASH_VARIABLE
 from acp_bridge.providers import AssistantTurn
 from acp_bridge.sessions import SessionStore, TurnState
 
@@ -28,18 +26,9 @@ pytestmark = [pytest.mark.subprocess, pytest.mark.requirement("STORE4-002")]
 
 
 def test_a_kill_with_the_answer_held_reruns_the_resent_prompt(tmp_path: Path) -> None:
-    state, home, workspace = tmp_path / "state", tmp_path / "home", tmp_path / "work"
-    workspace.mkdir()
-    script = append_script(tmp_path / "append.json", then_block=False)
-    crash = {CRASH_VARIABLE: "turn-ending"}
-    with StdioEditor(state, home, "--script", str(script), env=crash) as first:
-        first.initialize()
-        session_id = first.new_session(workspace)
-        request_id = first.request("session/prompt", _prompt_request(session_id))
-        with pytest.raises(AssertionError, match="closed stdout"):
-            _read_until_it_dies(first, request_id)
-        assert first.process.wait_exit() == -signal.SIGKILL
-        shown = first.updates(session_id)
+    crashed = crash_in_first_prompt(tmp_path, "turn-ending")
+    state, home, workspace, script = crashed.state, crashed.home, crashed.workspace, crashed.script
+    session_id, shown = crashed.session_id, crashed.shown
     texts = [u["content"]["text"] for u in shown if u["sessionUpdate"] == "agent_message_chunk"]
     assert "".join(texts).endswith("Done.")  # the editor saw the whole answer live
     assert file_lines(workspace / "effects.log") == ["x"]

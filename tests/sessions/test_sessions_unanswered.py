@@ -11,6 +11,7 @@ no effect; sent once more after that answer, it is a new turn.
 from __future__ import annotations
 
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,24 @@ def _read_until_it_dies(editor: StdioEditor, request_id: int) -> None:
         assert message.get("id") != request_id or "method" in message, message
 
 
-def test_a_kill_after_the_commit_answers_the_resent_prompt_from_the_journal(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Crashed:
+    """A bridge that killed itself at a fault point during its first prompt."""
+
+    state: Path
+    home: Path
+    workspace: Path
+    script: Path
+    session_id: str
+    shown: list[dict[str, Any]]  # the updates the editor got before it died
+
+
+def crash_in_first_prompt(tmp_path: Path, point: str) -> Crashed:
+    """Runs the append script's prompt in a bridge told to SIGKILL itself at `point`."""
     state, home, workspace = tmp_path / "state", tmp_path / "home", tmp_path / "work"
     workspace.mkdir()
     script = append_script(tmp_path / "append.json", then_block=False)
-    crash = {CRASH_VARIABLE: "turn-committed"}
-    with StdioEditor(state, home, "--script", str(script), env=crash) as first:
+    with StdioEditor(state, home, "--script", str(script), env={CRASH_VARIABLE: point}) as first:
         first.initialize()
         session_id = first.new_session(workspace)
         request_id = first.request("session/prompt", _prompt_request(session_id))
@@ -49,6 +62,13 @@ def test_a_kill_after_the_commit_answers_the_resent_prompt_from_the_journal(tmp_
             _read_until_it_dies(first, request_id)
         assert first.process.wait_exit() == -signal.SIGKILL  # it died in the window
         shown = first.updates(session_id)
+    return Crashed(state, home, workspace, script, session_id, shown)
+
+
+def test_a_kill_after_the_commit_answers_the_resent_prompt_from_the_journal(tmp_path: Path) -> None:
+    crashed = crash_in_first_prompt(tmp_path, "turn-committed")
+    state, home, workspace, script = crashed.state, crashed.home, crashed.workspace, crashed.script
+    session_id, shown = crashed.session_id, crashed.shown
     assert [u["sessionUpdate"] for u in shown].count("tool_call") == 1
     assert shown[-1]["sessionUpdate"] == "agent_message_chunk"  # every update came first
     assert file_lines(workspace / "effects.log") == ["x"]
