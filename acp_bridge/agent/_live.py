@@ -118,6 +118,9 @@ class LiveUpdates:
     last_source: str = "default"
     kept: JsonObject | None = None
     """The snapshot the session store holds (USAGE-006)."""
+    looked_up: tuple[tuple[object, ...], tuple[int, str]] | None = None
+    """What `window()` last looked up from (the model, `windows`, `context_window`) and
+    the window it found."""
 
     def announce(self, notice: UserNotice | None) -> None:
         """Queues a notice for the start of the next turn (what was loaded for it)."""
@@ -129,14 +132,18 @@ class LiveUpdates:
         return pending
 
     def window(self) -> tuple[int, str]:
+        """The model's window and its `sizeSource`, looked up now (and kept for the turn's
+        usage_updates, `_turn_window`)."""
         if self.windows is not None:
-            return self.windows(self.model)
-        if self.context_window is not None:
-            return self.context_window, "config"
-        known = known_context_window(self.model)
-        if known is not None:
-            return known, "known_models"
-        return DEFAULT_CONTEXT_WINDOW, "default"
+            window = self.windows(self.model)
+        elif self.context_window is not None:
+            window = self.context_window, "config"
+        elif (known := known_context_window(self.model)) is not None:
+            window = known, "known_models"
+        else:
+            window = DEFAULT_CONTEXT_WINDOW, "default"
+        self.looked_up = (self.model, self.windows, self.context_window), window
+        return window
 
     def wire(self, update: LiveUpdate) -> acp.SessionUpdate | JsonObject | None:
         """The session update for `update`, or None when this client must not get it; a
@@ -195,7 +202,9 @@ class LiveUpdates:
         meta: JsonObject = {"replayed": True, "sizeSource": snapshot.get("sizeSource")}
         return usage_wire(used, size, self.cost, meta)
 
-    def _usage(self, report: UsageReport) -> JsonObject:
+    def usage(self, report: UsageReport) -> tuple[int, int, float | None, str]:
+        """Takes in a model call's usage: the usage_update's `used`, `size`, `cost` and
+        `sizeSource` (what `wire` builds its update of, and the sink its line)."""
         if report.kept is not None:
             # The context now in use: the kept attempt's prompt and its answer (USAGE-001).
             self.used = report.kept.input_tokens + report.kept.output_tokens
@@ -204,10 +213,21 @@ class LiveUpdates:
         for attempt in report.attempts:
             if attempt.usage is not None and attempt.usage.cost is not None:
                 self.cost = (self.cost or 0.0) + attempt.usage.cost
-        size, source = self.window()
-        meta: JsonObject = {**usage_meta(report), "sizeSource": source}
+        size, source = self._turn_window()
         self.last, self.last_source = (self.used, size), source
-        return usage_wire(self.used, size, self.cost, meta)
+        return self.used, size, self.cost, source
+
+    def _turn_window(self) -> tuple[int, str]:
+        """The window `window()` last looked up for this model: at the turn's start (the
+        context budget's), not again in the turn's tail for each usage_update."""
+        looked = self.looked_up
+        if looked is not None and looked[0] == (self.model, self.windows, self.context_window):
+            return looked[1]
+        return self.window()
+
+    def _usage(self, report: UsageReport) -> JsonObject:
+        used, size, cost, source = self.usage(report)
+        return usage_wire(used, size, cost, {**usage_meta(report), "sizeSource": source})
 
 
 def _uint64(value: object) -> int | None:

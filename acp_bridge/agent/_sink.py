@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from acp_bridge._json import JsonObject
 from acp_bridge.agent._chunks import ChunkBuffer, ChunkLines, chunk_params, queueable
 from acp_bridge.agent._live import LIVE_UPDATES, LiveUpdates
 from acp_bridge.agent._translate import permission_options, tool_call_fields, update_model
+from acp_bridge.agent._usage_line import UsageLines
 from acp_bridge.errors import PeerError, PeerGone
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.turn import (
@@ -87,6 +87,7 @@ class PeerTurnSink:
         self._live = live or LiveUpdates("")
         self._buffer = ChunkBuffer(merge=merge)
         self._lines = ChunkLines(session_id)
+        self._usage = UsageLines(peer, session_id, self._live)
         self._wake = anyio.Event()
         self._idle = anyio.Event()
         self._idle.set()
@@ -96,38 +97,56 @@ class PeerTurnSink:
 
     # -- the writer ----------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[PeerTurnSink]:
+    def running(self) -> contextlib.AbstractAsyncContextManager[PeerTurnSink]:
         """Runs the writer around a turn; on the way out, writes what is still queued.
 
         The turn's own exception (e.g. `TurnFailed`) leaves unwrapped, as if there were no
         task group here: callers catch it by type.
         """
+        if self._background is not None:
+            return _Running(self, self._background)
+        return self._own_group()
+
+    @contextlib.asynccontextmanager
+    async def _own_group(self) -> AsyncIterator[PeerTurnSink]:
         failure: Exception | None = None
-        async with contextlib.AsyncExitStack() as stack:
-            group = self._background
-            if group is None:
-                group = await stack.enter_async_context(anyio.create_task_group())
-            writer: anyio.CancelScope = await group.start(self._writer)
+        async with anyio.create_task_group() as group:
             try:
-                for notice in self._live.take_pending():
-                    await self.send_update(notice)
-                yield self
-            except Exception as exc:
+                async with _Running(self, group):
+                    yield self
+            except Exception as exc:  # unwrapped: the task group would wrap it
                 failure = exc
-            finally:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(_FLUSH_ON_EXIT):
-                    try:
-                        await self.flush()
-                    except Exception as exc:
-                        failure = failure or exc
-                self._writer_running = False
-                if self._idle.is_set() and not self._buffer:
-                    self._wake.set()  # the idle writer returns: no cancellation (issue 15.2)
-                else:
-                    writer.cancel()  # still writing after _FLUSH_ON_EXIT
         if failure is not None:
             raise failure
+
+    async def _start(self, group: anyio.abc.TaskGroup) -> anyio.CancelScope:
+        writer: anyio.CancelScope = await group.start(self._writer)
+        try:
+            for notice in self._live.take_pending():
+                await self.send_update(notice)
+        except BaseException:
+            await self._stop(writer)
+            raise
+        return writer
+
+    async def _stop(self, writer: anyio.CancelScope) -> Exception | None:
+        """Writes what is queued and tells the writer to return; what stopped the writer
+        (e.g. `PeerGone`), if anything did."""
+        failure = self._failure
+        if self._buffer or not self._idle.is_set():  # chunks still on their way
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_FLUSH_ON_EXIT):
+                try:
+                    await self.flush()
+                except Exception as exc:
+                    failure = exc
+        # Else everything is written (the turn's last update waited for the queue): no
+        # shielded wait to set up in the turn's tail (LIVE4-003).
+        self._writer_running = False
+        if self._idle.is_set() and not self._buffer:
+            self._wake.set()  # the idle writer returns: no cancellation (issue 15.2)
+        else:
+            writer.cancel()  # still writing after _FLUSH_ON_EXIT
+        return failure
 
     async def _writer(self, *, task_status: anyio.abc.TaskStatus[anyio.CancelScope]) -> None:
         self._runs += 1
@@ -214,17 +233,11 @@ class PeerTurnSink:
         await self.flush()
         if isinstance(update, AgentText | AgentThought):
             await self._write_chunk(update)
+        elif isinstance(update, UsageReport):
+            await self._usage.send(update)
         elif isinstance(update, LIVE_UPDATES):
             live = self._live.wire(update)
-            if isinstance(live, dict):  # a usage_update, built directly (the turn's tail)
-                params: JsonObject = {"sessionId": self._session_id, "update": live}
-                if isinstance(update, UsageReport) and update.ends_turn:
-                    # Rides with the response, still before it: the editor is woken once
-                    # for the turn's end (issue 15.2).
-                    self._peer.notify_with_next("session/update", params)
-                else:
-                    await self._peer.notify("session/update", params)
-            elif live is not None:
+            if live is not None and not isinstance(live, dict):  # dicts are usage_updates
                 await send_session_update(self._peer, self._session_id, live)
         else:
             await send_session_update(self._peer, self._session_id, update_model(update))
@@ -257,6 +270,27 @@ class PeerTurnSink:
             # An option we never offered: treat it as the safest answer, a one-time reject.
             return PermissionDecision(_reject_once(options))
         return PermissionDecision(None)
+
+
+class _Running:
+    """`PeerTurnSink.running()` in a task group that is not its own (no exit stack, no
+    generator: it is left in every turn's tail)."""
+
+    __slots__ = ("_group", "_sink", "_writer")
+
+    def __init__(self, sink: PeerTurnSink, group: anyio.abc.TaskGroup) -> None:
+        self._sink = sink
+        self._group = group
+
+    async def __aenter__(self) -> PeerTurnSink:
+        self._writer = await self._sink._start(self._group)
+        return self._sink
+
+    async def __aexit__(self, kind: object, error: BaseException | None, tb: object) -> None:
+        # The turn's own exception wins over the writer's failure, and leaves as it is.
+        failure = await self._sink._stop(self._writer)
+        if failure is not None and error is None:
+            raise failure
 
 
 def _why_not_asked(error: PeerError | ValueError) -> str:

@@ -277,6 +277,11 @@ class JsonRpcPeer:
         message: JsonObject = {"jsonrpc": "2.0", "method": method, "params": params}
         self._writer.hold(encode(message), lambda: message)
 
+    def notify_encoded_with_next(self, line: bytes, message: Callable[[], JsonObject]) -> None:
+        """`notify_with_next` of a notification the caller encoded itself: `line` must be
+        exactly `encode(message())`; `message` is only called for the tracer."""
+        self._writer.hold(line, message)
+
     def _stopped_reading(self) -> None:
         """The editor stopped reading: nothing more can be delivered."""
         self._closed = True

@@ -100,25 +100,29 @@ class Turn:
         return self.result(stop)
 
     def result(self, stop_reason: StopReason) -> TurnResult:
+        caller = self.caller
+        calls = caller.calls
+        # Positional, one list: this runs in every turn's tail (issue 15.2).
+        attempts = [
+            AttemptReport(
+                a.model_call,
+                a.number,
+                a.state,
+                a.abandon_reason,
+                a.usage,
+                a.received_events,
+                a.shown_chunks,
+            )
+            for call in calls
+            for a in call.attempts
+        ]
         return TurnResult(
-            stop_reason=stop_reason,
-            model_calls=len(self.model_calls),
-            retries=self.retries,
-            attempts=tuple(
-                AttemptReport(
-                    a.model_call,
-                    a.number,
-                    a.state,
-                    a.abandon_reason,
-                    a.usage,
-                    a.received_events,
-                    a.shown_chunks,
-                )
-                for call in self.model_calls
-                for a in call.attempts
-            ),
-            tool_runs=tuple(self.batch.runs),
-            summaries=tuple(self.caller.compaction.summaries),
+            stop_reason,
+            len(calls),
+            caller.retries,
+            tuple(attempts),
+            tuple(self.batch.runs),
+            tuple(caller.compaction.summaries),
         )
 
     # -- the tool loop -------------------------------------------------------------------

@@ -44,9 +44,10 @@ class TurnCompaction:
         budget = self.request.budget
         if budget is None:
             return
-        kept = next((a for a in call.attempts if a.state is AttemptState.COMPLETED), None)
-        if kept is not None:
-            budget.observe(kept.usage, self.request.history)
+        for attempt in call.attempts:
+            if attempt.state is AttemptState.COMPLETED:  # the kept one
+                budget.observe(attempt.usage, self.request.history)
+                return
 
     async def before_call(self, model_call: int) -> None:
         """Compacts first when the context in use reached the threshold. A failed compaction

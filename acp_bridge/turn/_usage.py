@@ -15,13 +15,22 @@ __all__ = ["usage_report"]
 def usage_report(call: ModelCall, *, ends_turn: bool = False) -> UsageReport | None:
     """The `UsageReport` of a finished (completed or failed) model call; None when no
     attempt of it reported any usage and none was billed."""
-    attempts = tuple(
-        AttemptUsage(a.number, a.state.value, a.usage, a.received_events) for a in call.attempts
-    )
-    if not any(a.usage is not None for a in attempts):
+    # One pass, no generator per question: this runs in every turn's tail (issue 15.2).
+    attempts = call.attempts
+    kept = None
+    found = reported = False
+    for attempt in attempts:
+        if attempt.usage is not None:
+            reported = True
+        if not found and attempt.state is AttemptState.COMPLETED:
+            kept, found = attempt.usage, True
+    if not reported:
         return None
-    kept = next(
-        (a.usage for a in call.attempts if a.state is AttemptState.COMPLETED),
-        None,
+    return UsageReport(
+        call.number,
+        kept,
+        tuple(
+            AttemptUsage(a.number, a.state._value_, a.usage, a.received_events) for a in attempts
+        ),
+        ends_turn=ends_turn,
     )
-    return UsageReport(call.number, kept, attempts, ends_turn=ends_turn)

@@ -196,21 +196,6 @@ async def test_a_model_call_searches_for_no_module() -> None:
     assert finder.searched == []
 
 
-@pytest.fixture
-async def cancels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The reason of every `CancelScope.cancel()` call made while the test runs."""
-    backend = type(anyio.CancelScope())
-    calls: list[str] = []
-    real_cancel = backend.cancel
-
-    def cancel(self: anyio.CancelScope, reason: str | None = None) -> None:
-        calls.append(reason or "")
-        real_cancel(self, reason)
-
-    monkeypatch.setattr(backend, "cancel", cancel)
-    return calls
-
-
 @pytest.mark.requirement("PERTURN-009")
 @pytest.mark.anyio
 @pytest.mark.parametrize("stall_after", [None, 30.0])
