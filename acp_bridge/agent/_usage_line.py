@@ -28,45 +28,41 @@ class _Unusual(Exception):
     """A figure only the general encoder writes as it does."""
 
 
-def _count(value: object) -> str:
+def _number(value: object) -> str:
+    """A cost as the general encoder writes it (a finite float, a plain int)."""
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
     if type(value) is int:
         return int.__repr__(value)
     raise _Unusual
-
-
-def _number(value: object) -> str:
-    if type(value) is float and math.isfinite(value):
-        return float.__repr__(value)
-    return _count(value)
-
-
-def _figures(tokens: int, output: int, cached: int, reasoning: int, cost: float | None) -> str:
-    text = (
-        f'{{"input":{_count(tokens)},"output":{_count(output)},'
-        f'"cachedInput":{_count(cached)},"reasoning":{_count(reasoning)}'
-    )
-    return text + "}" if cost is None else f'{text},"cost":{_number(cost)}}}'
 
 
 def _fields(usage: Usage | None) -> str:
     """`usage_fields(usage)` as JSON."""
     if usage is None:
         return "null"
-    return _figures(
-        usage.input_tokens,
-        usage.output_tokens,
-        usage.cached_input_tokens,
-        usage.reasoning_tokens,
-        usage.cost,
-    )
+    tokens, output = usage.input_tokens, usage.output_tokens
+    cached, reasoning = usage.cached_input_tokens, usage.reasoning_tokens
+    # An exact int formats as the general encoder writes it (a bool would not).
+    if not (type(tokens) is type(output) is type(cached) is type(reasoning) is int):
+        raise _Unusual
+    text = f'{{"input":{tokens},"output":{output},"cachedInput":{cached},"reasoning":{reasoning}'
+    return f"{text}}}" if usage.cost is None else f'{text},"cost":{_number(usage.cost)}}}'
 
 
-def _billed(report: UsageReport) -> str:
+def _billed(report: UsageReport, kept_fields: str) -> str:
     """`usage_meta`'s `billed` as JSON: the same sums, in the same order."""
+    attempts = report.attempts
+    kept = report.kept
+    # One attempt, the kept one: the sums are its figures (`0 + cost` is `cost` unless the
+    # cost is a zero, which the sum writes as 0.0).
+    one = len(attempts) == 1 and attempts[0].usage is kept and kept is not None
+    if one and (kept.cost is None or kept.cost):  # type: ignore[union-attr]
+        return kept_fields
     tokens = output = cached = reasoning = 0
     cost: float = 0
     costs = False
-    for attempt in report.attempts:
+    for attempt in attempts:
         usage = attempt.usage
         if usage is not None:
             tokens += usage.input_tokens
@@ -75,7 +71,7 @@ def _billed(report: UsageReport) -> str:
             reasoning += usage.reasoning_tokens
             cost += usage.cost or 0.0
             costs = costs or usage.cost is not None
-    return _figures(tokens, output, cached, reasoning, cost if costs else None)
+    return _fields(Usage(tokens, output, cached, reasoning, cost if costs else None))
 
 
 class UsageLines:
@@ -122,14 +118,14 @@ class UsageLines:
         report), "sizeSource": source})`; None when only the general encoder writes it."""
         try:
             return self._line(report, used, size, cost, source).encode("utf-8")
-        except (_Unusual, UnicodeEncodeError):
-            return None
+        except (_Unusual, UnicodeEncodeError, ArithmeticError, ValueError):
+            return None  # the general path writes it, or refuses it as it did
 
     def _line(
         self, report: UsageReport, used: int, size: int, cost: float | None, source: str
     ) -> str:
-        if used < 0 or size < 0:
-            raise _Unusual  # the general path refuses it (`usage_wire`)
+        if not (type(used) is type(size) is type(report.model_call) is int) or used < 0 or size < 0:
+            raise _Unusual  # a negative count: the general path refuses it (`usage_wire`)
         parts = [self._prefix]
         if report.compaction_id is not None:
             estimated = "false" if report.context is None else "true"
@@ -139,25 +135,26 @@ class UsageLines:
         kept = report.kept
         kept_fields = _fields(kept)  # also the kept attempt's own, written out once
         parts.append(
-            f'"modelCall":{_count(report.model_call)},"kept":{kept_fields},'
-            f'"billed":{_billed(report)},"attempts":['
+            f'"modelCall":{report.model_call},"kept":{kept_fields},'
+            f'"billed":{_billed(report, kept_fields)},"attempts":['
         )
-        for n, attempt in enumerate(report.attempts):
-            if type(attempt.billed) is not bool:
-                raise _Unusual
+        comma = ""
+        for attempt in report.attempts:
             usage = attempt.usage
+            number, billed = attempt.attempt, attempt.billed
+            if type(number) is not int or type(billed) is not bool:
+                raise _Unusual
             parts.append(
-                f'{"," if n else ""}{{"attempt":{_count(attempt.attempt)},'
-                f'"state":{encode_basestring(attempt.state)},'
-                f'"billed":{"true" if attempt.billed else "false"},"usage":'
+                f'{comma}{{"attempt":{number},"state":{encode_basestring(attempt.state)},'
+                f'"billed":{"true" if billed else "false"},'
+                f'"usage":{kept_fields if usage is kept else _fields(usage)}}}'
             )
-            parts.append(kept_fields if usage is kept else _fields(usage))
-            parts.append("}")
+            comma = ","
+        amount = ""
+        if cost is not None:
+            amount = f',"cost":{{"amount":{_number(float(cost))},"currency":"USD"}}'
         parts.append(
             f'],"sizeSource":{encode_basestring(source)}}}}},'
-            f'"sessionUpdate":"usage_update","used":{_count(used)},"size":{_count(size)}'
+            f'"sessionUpdate":"usage_update","used":{used},"size":{size}{amount}}}}}}}\n'
         )
-        if cost is not None:
-            parts.append(f',"cost":{{"amount":{_number(float(cost))},"currency":"USD"}}')
-        parts.append("}}}\n")
         return "".join(parts)

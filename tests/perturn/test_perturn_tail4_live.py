@@ -100,6 +100,21 @@ def test_the_direct_line_is_the_general_encoders(
 
 
 @pytest.mark.requirement("LIVE4-001")
+@pytest.mark.parametrize("cost", [None, 0.0, -0.0, 0, 3, 0.1, -2.5, 1e300])
+@pytest.mark.parametrize("attempts", [1, 2])
+def test_a_call_of_one_attempt_writes_its_sums_as_the_general_encoder(
+    cost: float | None, attempts: int
+) -> None:
+    """One attempt, the kept one: `billed` is its figures, except that a zero cost sums
+    to 0.0 (`0 + (cost or 0.0)`)."""
+    kept = Usage(input_tokens=7, output_tokens=3, cached_input_tokens=2, cost=cost)
+    tried = [AttemptUsage(n, "abandoned", Usage(1, 1, cost=cost), True) for n in range(1, attempts)]
+    report = UsageReport(1, kept, (*tried, AttemptUsage(attempts, "completed", kept, True)))
+    line = _lines("s").line(report, 10, 100, cost, "default")
+    assert line == _general("s", report, 10, 100, cost, "default")
+
+
+@pytest.mark.requirement("LIVE4-001")
 @given(
     st.text(),
     _any,
