@@ -78,8 +78,10 @@ def _general(
     return encode({"jsonrpc": "2.0", "method": "session/update", "params": params})
 
 
-@pytest.mark.requirement("LIVE4-001")
-@given(
+_Case = tuple[str, UsageReport, int, int, "float | None", str]
+"""The session id, the report, used, size, cost and sizeSource of a usage_update."""
+
+_usual_cases = st.tuples(
     _usual_text,
     _usual,
     st.integers(0, 2**64),
@@ -87,16 +89,20 @@ def _general(
     st.one_of(st.none(), _finite, st.integers(0, 10**6)),
     st.one_of(_sources, _usual_text),
 )
-def test_the_direct_line_is_the_general_encoders(
-    session_id: str,
-    report: UsageReport,
-    used: int,
-    size: int,
-    cost: float | None,
-    source: str,
-) -> None:
-    line = _lines(session_id).line(report, used, size, cost, source)
-    assert line == _general(session_id, report, used, size, cost, source)
+_any_cases = st.tuples(
+    st.text(),
+    _any,
+    st.integers(-2, 2**64),
+    st.integers(-2, 2**64),
+    st.one_of(st.none(), st.floats(), st.integers(0, 10**6)),
+    st.one_of(_sources, st.text()),
+)
+
+
+@pytest.mark.requirement("LIVE4-001")
+@given(_usual_cases)
+def test_the_direct_line_is_the_general_encoders(case: _Case) -> None:
+    assert _lines(case[0]).line(*case[1:]) == _general(*case)
 
 
 @pytest.mark.requirement("LIVE4-001")
@@ -115,32 +121,18 @@ def test_a_call_of_one_attempt_writes_its_sums_as_the_general_encoder(
 
 
 @pytest.mark.requirement("LIVE4-001")
-@given(
-    st.text(),
-    _any,
-    st.integers(-2, 2**64),
-    st.integers(-2, 2**64),
-    st.one_of(st.none(), st.floats(), st.integers(0, 10**6)),
-    st.one_of(_sources, st.text()),
-)
-def test_what_the_direct_line_does_not_write_takes_the_general_encoder(
-    session_id: str,
-    report: UsageReport,
-    used: int,
-    size: int,
-    cost: float | None,
-    source: str,
-) -> None:
-    line = _lines(session_id).line(report, used, size, cost, source)
+@given(_any_cases)
+def test_what_the_direct_line_does_not_write_takes_the_general_encoder(case: _Case) -> None:
+    line = _lines(case[0]).line(*case[1:])
     try:
-        expected = _general(session_id, report, used, size, cost, source)
+        expected = _general(*case)
     except ValueError:  # a negative count, a cost that is not a number: refused as before
         assert line is None
         return
     if line is not None:
         assert line == expected
     else:  # only a figure the general encoder writes its own way takes the general path
-        assert _unusual(session_id, report, used, size, cost, source)
+        assert _unusual(*case)
 
 
 def _unusual(
