@@ -94,6 +94,8 @@ class OpenAIStreamDecoder(EventDecoder):
     def feed_data(self, data: str) -> list[StreamEvent]:
         """`feed(SseEvent(data))` for a plain event, without building the event: the
         per-chunk hot path (a chunk that is exactly one JSON object)."""
+        if data == "[DONE]":  # the terminal marker as servers send it: no JSON to try
+            return [] if self._done else self._terminal()
         chunk = None if self._done else whole_json_object(data)
         if chunk is None:
             return self.feed(SseEvent(data))
@@ -128,7 +130,9 @@ class OpenAIStreamDecoder(EventDecoder):
             choice = as_object(choice)
             if as_int(choice.get("index")) != 0:
                 continue  # n=1: other choices are never requested
-            self._delta(as_object(choice.get("delta")), events)
+            delta = as_object(choice.get("delta"))
+            if delta:  # the finish chunk's delta is usually empty
+                self._delta(delta, events)
             reason = choice.get("finish_reason")
             if isinstance(reason, str) and reason:
                 self._finish(reason, events)
