@@ -35,9 +35,28 @@ class ContextBudget:
     keep_turns: int = 2
     used: int = 0
     named_window: int | None = None  # what the provider's overflow error said, when smaller
-    overhead: int = 0  # what a request takes besides the history: system prompt, tools
+    known_overhead: int = 0  # `overhead` as last worked out
     counted: int = 0  # how many messages of the history `used` covers
     tally: TokenTally = field(default_factory=TokenTally, compare=False, repr=False)
+    observed: tuple[int, tuple[Message, ...]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """The last model call's input tokens and the messages it sent, until `overhead` is
+    asked for: working it out (the tally) is not done in the turn's tail (LIVE4-004)."""
+
+    @property
+    def overhead(self) -> int:
+        """What a request takes besides the history: the system prompt, the tools."""
+        observed = self.observed
+        if observed is not None:
+            self.observed = None
+            tokens, history = observed
+            self.known_overhead = max(tokens - self.tally.estimate(history), 0)
+        return self.known_overhead
+
+    @overhead.setter
+    def overhead(self, value: int) -> None:
+        self.observed, self.known_overhead = None, value
 
     def kept_budget(self) -> int:
         """The most the messages a compaction keeps may take: half of what the threshold
@@ -73,5 +92,5 @@ class ContextBudget:
         if usage is not None and (usage.input_tokens or usage.output_tokens):
             self.used = usage.input_tokens + usage.output_tokens
             self.counted = len(history) + 1
-            if history:
-                self.overhead = max(usage.input_tokens - self.tally.estimate(history), 0)
+            if history:  # the messages as they were sent: `history` grows on
+                self.observed = usage.input_tokens, tuple(history)

@@ -135,7 +135,8 @@ class Turn:
             attempt = await self.caller.call()
             assert attempt.finish is not None
             reason = attempt.finish.reason
-            ends = reason in FILTERED or reason is FinishReason.LENGTH or not attempt.tool_calls
+            calls = attempt.tool_calls  # built once: this runs in every turn's tail
+            ends = reason in FILTERED or reason is FinishReason.LENGTH or not calls
             # USAGE-001: after every call; the last one's may ride with the response.
             await self.caller.report_usage(self.model_calls[-1], ends_turn=ends)
             if reason in FILTERED:
@@ -144,7 +145,6 @@ class Turn:
             if reason is FinishReason.LENGTH:
                 self._keep(attempt, attempt.to_assistant_turn(with_tool_calls=False))
                 return StopReason.MAX_TOKENS
-            calls = attempt.tool_calls
             self._keep(attempt, attempt.to_assistant_turn())
             if not calls:
                 return StopReason.END_TURN

@@ -1,6 +1,7 @@
-"""The sink's share of the turn's tail: the usage_update line built directly, byte-equal to
-the general encoder's (LIVE4-001), the window looked up once a turn (LIVE4-002), and leaving
-`running()` with nothing queued (LIVE4-003)."""
+"""The usage report's and the turn's exit's share of the turn's tail: the usage_update line
+built directly, byte-equal to the general encoder's (LIVE4-001), the window looked up once a
+turn (LIVE4-002), leaving `running()` with nothing queued (LIVE4-003), and the budget's
+overhead worked out when asked for (LIVE4-004). Structural checks, never timings."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ from hypothesis import strategies as st
 from acp_bridge.agent._live import LiveUpdates, usage_meta, usage_wire
 from acp_bridge.agent._sink import PeerTurnSink
 from acp_bridge.agent._usage_line import UsageLines
-from acp_bridge.providers import Usage
-from acp_bridge.turn import AgentText, AttemptUsage, UsageReport
+from acp_bridge.providers import AssistantTurn, Message, Usage, UserTurn
+from acp_bridge.turn import (
+    AgentText,
+    AttemptUsage,
+    ContextBudget,
+    UsageReport,
+    estimate_tokens,
+)
 from acp_bridge.wire import encode
 
 
@@ -333,3 +340,20 @@ async def test_the_turns_own_error_leaves_as_it_is_and_the_writers_is_raised() -
             async with sink.running():  # runs again after a failed turn
                 await sink.send_update(AgentText("again", "m"))
     assert b"again" in b"".join(editor.written)
+
+
+@pytest.mark.requirement("LIVE4-004")
+def test_the_budget_works_out_the_overhead_when_asked_for() -> None:
+    budget = ContextBudget(window=10**9)
+    history: list[Message] = []
+    for n in range(40):
+        history += [UserTurn((f"prompt {n} " * (n % 5 + 1),), ()), AssistantTurn(f"answer {n}")]
+        budget.observe(Usage(input_tokens=10**6 + n, output_tokens=10), history)
+        assert budget.tally.counted == 0  # nothing counted after the call, in the tail
+    sent = list(history)
+    history.append(AssistantTurn("the reply, kept after the call"))
+    history[:] = history[-3:]  # and a compaction's rewrite: the call sent what it sent
+    assert budget.overhead == 10**6 + 39 - estimate_tokens(sent)
+    assert budget.tally.counted == len(sent)  # each message once
+    budget.overhead = 7  # set (a first budget's estimate): what was pending is dropped
+    assert budget.overhead == 7
