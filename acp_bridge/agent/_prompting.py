@@ -27,16 +27,11 @@ from acp_bridge.agent._ending import (
     record_end,
 )
 from acp_bridge.agent._instructions import load_instructions, system_prompt
-from acp_bridge.agent._light import (
-    notify_update,
-    plain_prompt,
-    prompt_response_wire,
-    session_info_update_wire,
-)
+from acp_bridge.agent._light import notify_update, plain_prompt, session_info_update_wire
 from acp_bridge.agent._links import prompt_turn
 from acp_bridge.agent._prompt import prompt_title
 from acp_bridge.agent._replay import iso_time
-from acp_bridge.agent._report import turn_report
+from acp_bridge.agent._report_json import prompt_response
 from acp_bridge.agent._session import Session
 from acp_bridge.agent._sink import PeerTurnSink
 from acp_bridge.agent._unanswered import journal_response, marks_answered
@@ -201,12 +196,16 @@ class PromptTurns:
         finally:
             session.idle.set()
         stop = result.stop_reason.value
-        _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
         if session.title is None and not session.closed and not command:  # SESS-TITLE-001
             await self._announce_title(session, prompt_title(prompt))
-        # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, built directly.
-        wire = prompt_response_wire(stop, {"acpBridge": turn_report(start, result)})
-        return Reply(wire, marks_answered(store, session.session_id, start))
+        # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, encoded directly, and
+        # written by the turn's own task before its return travels up (REPLY4-004).
+        reply = Reply(
+            prompt_response(stop, start, result), marks_answered(store, session.session_id, start)
+        )
+        await conn.peer.respond(reply)
+        _log.info("turn %s ended: %s in %.3fs", start.turn_id, stop, time.monotonic() - started)
+        return reply
 
     async def _answer_from_journal(
         self, session: Session, start: TurnStart, title: str | None

@@ -25,6 +25,7 @@ from acp_bridge.jsonrpc._envelope import (
 from acp_bridge.jsonrpc._errors import error_object, error_to_wire, validation_details
 from acp_bridge.jsonrpc._handler import (
     CANCEL_REQUEST,
+    EncodedResult,
     Handler,
     Reply,
     RequestObserver,
@@ -43,6 +44,7 @@ __all__ = [
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
     "RESOURCE_NOT_FOUND",
+    "EncodedResult",
     "Handler",
     "Inbound",
     "Invalid",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import pydantic
     import pydantic_core
 
-__all__ = ["error_object", "error_to_wire", "validation_details"]
+__all__ = ["error_object", "error_to_wire", "single_error", "validation_details"]
 
 _log = logging.getLogger("acp_bridge.jsonrpc")
 
@@ -87,3 +87,13 @@ def _validation_error_type() -> type[pydantic.ValidationError]:
 def _is_validation_error(exc: BaseException) -> bool:
     core = sys.modules.get("pydantic_core")
     return core is not None and isinstance(exc, core.ValidationError)
+
+
+def single_error(exc: Exception) -> BaseException:
+    """Unwraps exception groups of one, so a handler's inner task group keeps the real error."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        inner = exc.exceptions[0]
+        if not isinstance(inner, Exception):
+            break
+        exc = inner
+    return exc

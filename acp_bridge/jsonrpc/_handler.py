@@ -1,5 +1,6 @@
 """What the layer above a `JsonRpcPeer` provides and sees: the handler seam, a handler's
-`Reply`, the tracer hook and the id of the request being handled."""
+`Reply` (with a result it may have encoded itself), the tracer hook and the request being
+handled (its `Exchange`)."""
 
 from __future__ import annotations
 
@@ -14,30 +15,51 @@ from acp_bridge.jsonrpc._envelope import RequestId
 
 __all__ = [
     "CANCEL_REQUEST",
+    "EncodedResult",
+    "Exchange",
     "Handler",
     "Reply",
     "RequestObserver",
     "Tracer",
+    "current_exchange",
     "current_request_id",
-    "set_current_request_id",
+    "set_current_exchange",
     "traced",
 ]
 
 CANCEL_REQUEST = "$/cancel_request"
 _log = logging.getLogger("acp_bridge.jsonrpc")
-_CURRENT_REQUEST: contextvars.ContextVar[RequestId | None] = contextvars.ContextVar(
+
+
+@dataclass(slots=True, eq=False)
+class Exchange:
+    """An inbound request whose handler is running: its id, the peer that answers it, and
+    whether that peer wrote its response already (`JsonRpcPeer.respond`)."""
+
+    id: RequestId
+    peer: object
+    answered: bool = False
+
+
+_CURRENT: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
     "acp_bridge_jsonrpc_request", default=None
 )
 
 
+def current_exchange() -> Exchange | None:
+    """The inbound request whose handler is running (None outside a handler)."""
+    return _CURRENT.get()
+
+
 def current_request_id() -> RequestId | None:
     """The id of the inbound request whose handler is running (None outside a handler)."""
-    return _CURRENT_REQUEST.get()
+    exchange = _CURRENT.get()
+    return None if exchange is None else exchange.id
 
 
-def set_current_request_id(request_id: RequestId) -> None:
-    """Marks the running task as handling `request_id` (anyio copies the context per task)."""
-    _CURRENT_REQUEST.set(request_id)
+def set_current_exchange(exchange: Exchange) -> None:
+    """Marks the running task as handling `exchange` (anyio copies the context per task)."""
+    _CURRENT.set(exchange)
 
 
 Tracer = Callable[[str, JsonValue], None]
@@ -55,10 +77,26 @@ def traced(trace: Tracer | None, direction: str, message: JsonValue) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class EncodedResult:
+    """A result its handler encoded itself (a hot path whose shape is known).
+
+    `text` must be exactly the compact JSON the peer's own encoder writes for `value()`
+    (`wire.encode`, newline excluded), and hold no string longer than
+    `wire.BIG_STRING_CHARS` (those lines are written in pieces); the peer writes it as the
+    response's `result` without encoding or scanning anything. `value` builds the result:
+    it is called only for the tracer, or when the line cannot be written as UTF-8 (a lone
+    surrogate), where the generic encoder escapes the whole line.
+    """
+
+    text: str
+    value: Callable[[], JsonValue]
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """A handler's result plus work that must happen after the response is written."""
 
-    result: JsonValue
+    result: JsonValue | EncodedResult
     then: Callable[[], Awaitable[None]] | None = None
 
 

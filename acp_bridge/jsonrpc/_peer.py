@@ -6,7 +6,8 @@ Contract:
   (in either direction) ends it with -32800. A handler that is also a `RequestObserver` hears
   of each request synchronously, in read order, before its task is scheduled (so state a later
   line refers to exists from the moment the request was read); inside the handler,
-  `current_request_id()` is the id of the request being handled.
+  `current_request_id()` is the id of the request being handled, and `respond` writes its
+  response before the handler returns (the turn's own task writes it, issue 15.2).
 - Every inbound request gets exactly one response; notifications never get one; a line that
   is not JSON-RPC gets an error with `id: null` (or the request's id when one is usable),
   and the connection keeps serving.
@@ -44,14 +45,16 @@ from acp_bridge.jsonrpc._envelope import (
     Response,
     classify,
 )
-from acp_bridge.jsonrpc._errors import error_object, error_to_wire
+from acp_bridge.jsonrpc._errors import error_object, error_to_wire, single_error
 from acp_bridge.jsonrpc._handler import (
     CANCEL_REQUEST,
+    Exchange,
     Handler,
     Reply,
     RequestObserver,
     Tracer,
-    set_current_request_id,
+    current_exchange,
+    set_current_exchange,
     traced,
 )
 from acp_bridge.jsonrpc._limits import params_problem
@@ -184,26 +187,49 @@ class JsonRpcPeer:
     async def _answer(self, request: Request, handler: Handler, scope: anyio.CancelScope) -> None:
         reply: JsonValue | Reply = None
         error: JsonObject | None = None
-        set_current_request_id(request.id)  # this task's own context
+        exchange = Exchange(request.id, self)
+        set_current_exchange(exchange)  # this task's own context
         try:
             with scope:
                 reply = await handler.handle_request(request.method, request.params)
             if scope.cancelled_caught:
                 error = error_object(REQUEST_CANCELLED, "Request cancelled")
         except Exception as exc:
-            error = error_to_wire(_single(exc), method=request.method)
+            if exchange.answered:
+                _log.error("%s failed after its response was written", request.method, exc_info=exc)
+            error = error_to_wire(single_error(exc), method=request.method)
         finally:
-            self._inflight.pop(request.id, None)
-        if error is not None:
+            if self._inflight.get(request.id) is scope:
+                del self._inflight[request.id]
+        if exchange.answered:
+            pass  # written by `respond`: nothing more for this request, not even an error
+        elif error is not None:
             await self._send({"jsonrpc": "2.0", "id": request.id, "error": error})
             return
-        result = reply.result if isinstance(reply, Reply) else reply
-        await self._send({"jsonrpc": "2.0", "id": request.id, "result": result})
+        else:
+            result = reply.result if isinstance(reply, Reply) else reply
+            await self._writer.send_response(request.id, result)
         if isinstance(reply, Reply) and reply.then is not None:
             try:
                 await reply.then()
             except Exception as exc:
                 _log.error("follow-up of %s failed", request.method, exc_info=exc)
+
+    async def respond(self, reply: Reply) -> bool:
+        """Writes, from a handler of this peer, the response of the request it handles, before
+        the handler returns (then it returns `reply`, whose `then` runs once it did). Nothing
+        else is written for that request: not an error it raises after, nor a cancellation
+        (a `$/cancel_request` from now on finds no request). False, writing nothing, outside
+        a handler of this peer or when its response is written already."""
+        exchange = current_exchange()
+        if exchange is None or exchange.peer is not self or exchange.answered:
+            return False
+        # From now on a $/cancel_request finds nothing; a cancellation before the write (it
+        # writes nothing then) is answered by the request's own cancellation error.
+        self._inflight.pop(exchange.id, None)
+        await self._writer.send_response(exchange.id, reply.result)
+        exchange.answered = True
+        return True
 
     async def _run_notification(self, note: Notification, handler: Handler) -> None:
         try:
@@ -288,13 +314,3 @@ class JsonRpcPeer:
         self._outbound.fail_all()
         if self._tg is not None:
             self._tg.cancel_scope.cancel()
-
-
-def _single(exc: Exception) -> BaseException:
-    """Unwraps exception groups of one, so a handler's inner task group keeps the real error."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        inner = exc.exceptions[0]
-        if not isinstance(inner, Exception):
-            break
-        exc = inner
-    return exc

@@ -17,13 +17,15 @@ reader is woken once for both (a turn's last usage_update rides with its respons
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from json.encoder import encode_basestring
 from typing import NoReturn
 
 import anyio
 
-from acp_bridge._json import JsonObject
+from acp_bridge._json import JsonObject, JsonValue
 from acp_bridge.errors import PeerGone
-from acp_bridge.jsonrpc._handler import Tracer, traced
+from acp_bridge.jsonrpc._envelope import RequestId
+from acp_bridge.jsonrpc._handler import EncodedResult, Tracer, traced
 from acp_bridge.wire import Transport, encode, encode_pieces, loads, streamable
 
 __all__ = ["LineWriter"]
@@ -63,6 +65,36 @@ class LineWriter:
             for line in lines:
                 traced(self._trace, "out", loads(line.decode()))
         await self.write(b"".join(lines))
+
+    async def send_response(self, request_id: RequestId, result: JsonValue | EncodedResult) -> None:
+        """Writes the response of `request_id`; a result its handler encoded itself is not
+        encoded nor scanned: the line is `encode` of the response, put together around it."""
+        if not isinstance(result, EncodedResult):
+            await self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+            return
+        try:
+            key = str(request_id) if isinstance(request_id, int) else encode_basestring(request_id)
+            line = f'{{"jsonrpc":"2.0","id":{key},"result":{result.text}}}\n'.encode()
+        except UnicodeEncodeError:  # a lone surrogate: the generic encoder escapes the line
+            await self.send({"jsonrpc": "2.0", "id": request_id, "result": result.value()})
+            return
+        if self._trace is not None:
+            traced(
+                self._trace, "out", {"jsonrpc": "2.0", "id": request_id, "result": result.value()}
+            )
+        lock = self._lock
+        try:
+            # Free (the common case): taken without a checkpoint, since a response that is
+            # due is written even if the request was cancelled meanwhile (REPLY4-004).
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
+        try:
+            await self._send(line)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._gone()
+        finally:
+            lock.release()
 
     def hold(self, line: bytes, message: Callable[[], JsonObject]) -> None:
         """Keeps a message the caller encoded itself (`line` is `encode(message())`) for the

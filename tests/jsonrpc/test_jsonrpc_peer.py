@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from contextlib import asynccontextmanager
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import pydantic
@@ -70,16 +71,33 @@ class EchoHandler:
         self.notes.append((method, params))
 
 
-@pytest.fixture
-async def connected() -> AsyncIterator[tuple[RawPeer, EchoHandler, JsonRpcPeer]]:
+class _Served(Protocol):
+    peer: JsonRpcPeer | None
+
+    async def handle_request(self, method: str, params: JsonValue) -> JsonValue | Reply: ...
+
+    async def handle_notification(self, method: str, params: JsonValue) -> None: ...
+
+
+H = TypeVar("H", bound=_Served)
+
+
+@asynccontextmanager
+async def served(handler: H) -> AsyncIterator[tuple[RawPeer, H, JsonRpcPeer]]:
+    """`handler` served by a peer (its `peer`) over a memory pair, and the raw client."""
     async with MemoryLink() as link:
         peer = JsonRpcPeer(link.agent_side, drain_timeout=2.0)
-        handler = EchoHandler()
         handler.peer = peer
         async with anyio.create_task_group() as tg:
             tg.start_soon(peer.serve, handler)
             yield RawPeer(link.client_side), handler, peer
             tg.cancel_scope.cancel()
+
+
+@pytest.fixture
+async def connected() -> AsyncIterator[tuple[RawPeer, EchoHandler, JsonRpcPeer]]:
+    async with served(EchoHandler()) as connection:
+        yield connection
 
 
 async def test_request_gets_result(connected: tuple[RawPeer, EchoHandler, JsonRpcPeer]) -> None:
