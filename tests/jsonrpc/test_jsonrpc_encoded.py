@@ -24,7 +24,11 @@ pytestmark = pytest.mark.requirement("REPLY4-002")
 
 _strings = st.text(max_size=8) | st.text(st.characters(categories=["Cs", "Cc", "Lo"]), max_size=4)
 _values: st.SearchStrategy[JsonValue] = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _strings,
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _strings,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_strings, inner, max_size=3),
     max_leaves=8,
 )
