@@ -195,7 +195,6 @@ class PromptTurns:
             raise
         finally:
             session.idle.set()
-        stop = result.stop_reason.value
         if session.title is None and not session.closed and not command:  # SESS-TITLE-001
             await self._announce_title(session, prompt_title(prompt))
         # `to_wire(PromptResponse(stop_reason=..., field_meta=...))`, encoded directly, and

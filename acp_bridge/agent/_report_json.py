@@ -14,6 +14,7 @@ fails and it falls back to the generic encoder, which escapes the whole line.
 from __future__ import annotations
 
 import math
+from functools import partial
 from json.encoder import encode_basestring
 
 from acp_bridge._json import JsonValue
@@ -144,9 +145,11 @@ def prompt_response(
     stop_reason: str, start: TurnStart, result: TurnResult
 ) -> EncodedResult | JsonValue:
     """The `session/prompt` result: encoded here when it can be, else the dict."""
-
-    def build() -> JsonValue:
-        return prompt_response_wire(stop_reason, {"acpBridge": turn_report(start, result)})
-
     text = prompt_response_text(stop_reason, start, result)
-    return build() if text is None else EncodedResult(text, build)
+    if text is None:
+        return _response_wire(stop_reason, start, result)
+    return EncodedResult(text, partial(_response_wire, stop_reason, start, result))
+
+
+def _response_wire(stop_reason: str, start: TurnStart, result: TurnResult) -> JsonValue:
+    return prompt_response_wire(stop_reason, {"acpBridge": turn_report(start, result)})
