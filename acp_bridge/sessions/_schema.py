@@ -135,6 +135,14 @@ def _v6_turn_indexes(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX tool_calls_by_turn ON tool_calls (session_id, turn_seq, position)")
 
 
+def _v7_turn_usage(db: sqlite3.Connection) -> None:
+    """The session's last usage_update as a completed turn's end kept it (USAGE-006): the
+    turn's end writes its own row only, and the sessions row takes the usage (and the new
+    `updated_at`) once the response is written (STORE4-003). An older bridge would read a
+    stale `sessions.usage`: hence the version."""
+    db.execute("ALTER TABLE turns ADD COLUMN usage TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1_tables,
     _v2_mcp_servers_and_listing,
@@ -142,6 +150,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v4_usage,
     _v5_compaction_records,
     _v6_turn_indexes,
+    _v7_turn_usage,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 FILENAME = "sessions.sqlite3"

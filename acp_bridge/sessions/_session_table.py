@@ -186,9 +186,13 @@ class SessionTable(StoreConnection):
         return True
 
     def usage(self, session_id: str) -> JsonObject | None:
-        """The session's last usage_update as `end_turn` kept it; None before the first."""
+        """The session's last usage_update as `end_turn` kept it; None before the first. The
+        last turn's, when it kept one, is the newest: the sessions row takes it only once the
+        response is written (STORE4-003)."""
         row = self._execute(
-            "SELECT usage FROM sessions WHERE session_id = ?", (session_id,)
+            "SELECT COALESCE((SELECT usage FROM turns WHERE session_id = ?1 ORDER BY seq DESC"
+            " LIMIT 1), usage) FROM sessions WHERE session_id = ?1",
+            (session_id,),
         ).fetchone()
         if row is None or row[0] is None:
             return None

@@ -70,9 +70,14 @@ class SessionStore(SessionTable):
         with self._write(durable=True) as db:
             self._check_owner(db, session_id, owner, allow_free=False, missing_raises=True)
             start = writes.insert_turn(db, session_id, prompt, message)
+            # A new turn after one whose response was never written: that turn's usage is
+            # the session's now (STORE4-003; `mark_answered` never ran for it).
+            folded = start.seq - 1 if start.unanswered is None else 0
             db.execute(
-                "UPDATE sessions SET updated_at = ?, heartbeat_at = ? WHERE session_id = ?",
-                (time.time(), time.time(), session_id),
+                "UPDATE sessions SET updated_at = ?, heartbeat_at = ?, usage = COALESCE("
+                "(SELECT usage FROM turns WHERE session_id = ? AND seq = ? AND answered = 0),"
+                " usage) WHERE session_id = ?",
+                (time.time(), time.time(), session_id, folded, session_id),
             )
         return start
 
@@ -90,32 +95,44 @@ class SessionStore(SessionTable):
     ) -> None:
         """`answered=False`: a response is still to be written (`mark_answered` once it is);
         until then the same prompt sent again is answered from here (SESS-UNANSWERED-001).
-        `usage` (the session's last usage_update, USAGE-006) is kept in the same
-        transaction when given; so is `answer`, the turn's last kept answer, appended to its
-        history first (`TurnRecorder.take_answer`, STORE4-001)."""
+        `usage` (the session's last usage_update, USAGE-006) is kept in the turn's row, in
+        the same transaction, when given; so is `answer`, the turn's last kept answer,
+        appended to its history first (`TurnRecorder.take_answer`, STORE4-001). The sessions
+        row (its `updated_at` in two indexes, the usage) is written by `mark_answered`, after
+        the response; only an end that is answered already writes it here (STORE4-003)."""
+        kept = None if usage is None else dumps(usage)
         with self._write() as db:
             if answer is not None:
                 writes.insert_message(db, session_id, seq, answer.message, answer)
             writes.end_turn(
-                db, session_id, seq, state, stop_reason=stop_reason, note=note, answered=answered
+                db,
+                session_id,
+                seq,
+                state,
+                stop_reason=stop_reason,
+                note=note,
+                answered=answered,
+                usage=kept,
             )
-            if usage is None:
+            if answered:
                 db.execute(
-                    "UPDATE sessions SET updated_at = ? WHERE session_id = ?",
-                    (time.time(), session_id),
-                )
-            else:
-                db.execute(
-                    "UPDATE sessions SET updated_at = ?, usage = ? WHERE session_id = ?",
-                    (time.time(), dumps(usage), session_id),
+                    "UPDATE sessions SET updated_at = ?, usage = COALESCE(?, usage)"
+                    " WHERE session_id = ?",
+                    (time.time(), kept, session_id),
                 )
 
     def mark_answered(self, session_id: str, seq: int) -> None:
         """The turn's response is on the wire (SESS-UNANSWERED-001); nothing waits for the
-        store now, so the write-ahead log is checkpointed here when due."""
+        store now, so the sessions row takes the turn's end (`updated_at`) and its usage
+        (STORE4-003), and the write-ahead log is checkpointed here when due."""
         with self._write() as db:
             db.execute(
                 "UPDATE turns SET answered = 1 WHERE session_id = ? AND seq = ?", (session_id, seq)
+            )
+            db.execute(
+                "UPDATE sessions SET updated_at = ?, usage = COALESCE((SELECT usage FROM turns"
+                " WHERE session_id = ? AND seq = ?), usage) WHERE session_id = ?",
+                (time.time(), session_id, seq, session_id),
             )
         self.checkpoint_if_due()
 

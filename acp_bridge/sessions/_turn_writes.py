@@ -46,7 +46,7 @@ def insert_turn(
         "SELECT seq, ordinal, state, superseded, prompt, answered, stop_reason, turn_id,"
         " id_prefix FROM turns WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
         (session_id,),
-    ).fetchone()
+    ).fetchone()  # the last row's ordinal is the session's highest (STORE4-004)
     if (
         last is not None
         and last[2] == TurnState.COMPLETED.value
@@ -55,9 +55,9 @@ def insert_turn(
         and _same_prompt(last[4], prompt)
     ):  # SESS-UNANSWERED-001: completed, its response never written: answered from here
         return TurnStart(last[0], last[1], last[7], last[8], unanswered=last[6])
-    (top,) = db.execute(
-        "SELECT COALESCE(MAX(ordinal), 0) FROM turns WHERE session_id = ?", (session_id,)
-    ).fetchone()
+    # A new turn's ordinal is the highest plus one and a re-run keeps the last row's, so the
+    # last row's ordinal is the highest: no scan of the session's turns (STORE4-004).
+    top = 0 if last is None else int(last[1])
     seq = 1 if last is None else last[0] + 1
     retry_of: int | None = None
     if (
@@ -101,11 +101,13 @@ def end_turn(
     stop_reason: str | None = None,
     note: str | None = None,
     answered: bool = True,
+    usage: str | None = None,
 ) -> None:
+    """`usage`: the session's last usage_update (JSON text) when the turn changed it."""
     db.execute(
-        "UPDATE turns SET state = ?, stop_reason = ?, note = ?, ended_at = ?, answered = ?"
-        " WHERE session_id = ? AND seq = ?",
-        (state.value, stop_reason, note, time.time(), int(answered), session_id, seq),
+        "UPDATE turns SET state = ?, stop_reason = ?, note = ?, ended_at = ?, answered = ?,"
+        " usage = ? WHERE session_id = ? AND seq = ?",
+        (state.value, stop_reason, note, time.time(), int(answered), usage, session_id, seq),
     )
 
 

@@ -145,10 +145,11 @@ async def test_the_tail_commits_once_without_fsync_before_the_response(turn_log:
     assert [durable for durable, _ in committed] == [False]  # one commit, no fsync in it
     ((_, end),) = committed
     assert "INSERT INTO messages" in end.split("UPDATE turns SET state")[0]  # the answer first
-    assert "UPDATE sessions SET updated_at" in end
+    assert "UPDATE sessions" not in end  # its row after the response (STORE4-003)
     assert tail[-1] == "COMMIT"  # the turn's end is committed before the response is sent
     after = [sql for what, sql in turn_log[response:] if what == "sql"]
     assert any("answered = 1" in sql for sql in after)  # marked answered once it is out
+    assert any("UPDATE sessions SET updated_at" in sql for sql in after)
 
 
 @pytest.mark.requirement("TAIL-004")

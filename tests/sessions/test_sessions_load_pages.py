@@ -112,20 +112,21 @@ def test_a_version_5_database_gets_the_turn_indexes_keeping_its_turns(tmp_path: 
     db = sqlite3.connect(path, isolation_level=None)
     migrate(db, target=5)
     db.close()
-    with SessionStore(tmp_path) as store:  # written at 6 by this code, then taken back to 5
+    with SessionStore(tmp_path) as store:  # written at 7 by this code, then taken back to 5
         fill(store, 3)
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("DROP INDEX messages_by_turn")
     db.execute("DROP INDEX tool_calls_by_turn")
+    db.execute("ALTER TABLE turns DROP COLUMN usage")
     db.execute("PRAGMA user_version = 5")
     db.close()
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     with SessionStore(tmp_path) as store:
         pages = list(store.shown_pages(SID))
         assert [t.seq for t in pages[0]] == [1, 2, 3]
         assert len(store.history(SID)) > 0
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone() == (6,)
+    assert db.execute("PRAGMA user_version").fetchone() == (7,)
     names = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     db.close()
     assert {"messages_by_turn", "tool_calls_by_turn"} <= names
