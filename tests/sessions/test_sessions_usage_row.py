@@ -11,6 +11,8 @@ the statements SQLite runs, never by timing.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from acp_bridge.sessions import (
     Owner,
     SessionRecord,
     SessionStore,
+    TurnStart,
     TurnState,
     migrate,
 )
@@ -64,12 +67,18 @@ def _row(path: Path, session_id: str = "s1") -> tuple[float, str | None]:
     return float(updated), usage
 
 
-def test_the_end_writes_the_turn_row_and_the_answer_mark_the_session_row(tmp_path: Path) -> None:
+@contextmanager
+def _begun(tmp_path: Path) -> Iterator[tuple[SessionStore, TurnStart, float]]:
+    """A store with one session and a turn begun; the session row's `updated_at` then."""
     owner = Owner()
     with SessionStore(tmp_path) as store:
         _new(store, owner)
         start = store.begin_turn("s1", owner, [{"type": "text", "text": "a"}], UserTurn(("a",)))
-        begun, _ = _row(tmp_path)
+        yield store, start, _row(tmp_path)[0]
+
+
+def test_the_end_writes_the_turn_row_and_the_answer_mark_the_session_row(tmp_path: Path) -> None:
+    with _begun(tmp_path) as (store, start, begun):
         statements: list[str] = []
         store._db.set_trace_callback(statements.append)
         store.end_turn(
@@ -112,11 +121,7 @@ def test_a_kill_before_the_answer_mark_keeps_the_usage_and_the_next_turn_takes_i
 
 
 def test_an_end_that_is_answered_already_writes_the_session_row(tmp_path: Path) -> None:
-    owner = Owner()
-    with SessionStore(tmp_path) as store:
-        _new(store, owner)
-        start = store.begin_turn("s1", owner, [{"type": "text", "text": "a"}], UserTurn(("a",)))
-        begun, _ = _row(tmp_path)
+    with _begun(tmp_path) as (store, start, begun):
         store.end_turn("s1", start.seq, TurnState.FAILED, note="boom", usage=U1)
         updated, usage = _row(tmp_path)
         assert updated > begun
