@@ -23,6 +23,8 @@ from acp_bridge.turn import (
     UsageReport,
     estimate_tokens,
 )
+from acp_bridge.turn._attempt import AttemptState, ModelCall
+from acp_bridge.turn._usage import usage_report
 from acp_bridge.wire import encode
 
 
@@ -60,7 +62,7 @@ def _reports(
     )
 
 
-_finite = st.floats(allow_nan=False, allow_infinity=False)
+_finite = st.floats(-1e12, 1e12)  # sums stay finite: what the general encoder writes
 _usual_text = st.text(st.characters(exclude_categories=["Cs"]))
 _usual = _reports(
     st.integers(0, 2**64), st.one_of(st.none(), _finite, st.integers(0, 99)), _usual_text
@@ -357,3 +359,37 @@ def test_the_budget_works_out_the_overhead_when_asked_for() -> None:
     assert budget.tally.counted == len(sent)  # each message once
     budget.overhead = 7  # set (a first budget's estimate): what was pending is dropped
     assert budget.overhead == 7
+
+
+def _made_call(states: list[tuple[str, Usage | None, bool]]) -> ModelCall:
+    call = ModelCall(4)
+    for _, used, events in states:
+        attempt = call.start_attempt()
+        attempt.usage, attempt.received_events = used, events
+        attempt.abandon("a retry")
+    for attempt, (state, _, _) in zip(call.attempts, states, strict=True):
+        attempt.state = AttemptState(state)  # as the call left it
+    return call
+
+
+_attempt_states = st.tuples(
+    st.sampled_from(["completed", "abandoned", "open"]),
+    st.one_of(st.none(), st.builds(Usage, st.integers(0, 99), st.integers(0, 99))),
+    st.booleans(),
+)
+
+
+@pytest.mark.requirement("USAGE-002")
+@given(st.lists(_attempt_states, min_size=1, max_size=4), st.booleans())
+def test_a_calls_usage_report_names_every_attempt_and_the_first_completed_as_kept(
+    states: list[tuple[str, Usage | None, bool]], ends_turn: bool
+) -> None:
+    report = usage_report(_made_call(states), ends_turn=ends_turn)
+    if all(used is None for _, used, _ in states):
+        assert report is None
+        return
+    kept = next((used for state, used, _ in states if state == "completed"), None)
+    attempts = tuple(
+        AttemptUsage(n, state, used, events) for n, (state, used, events) in enumerate(states, 1)
+    )
+    assert report == UsageReport(4, kept, attempts, ends_turn=ends_turn)
