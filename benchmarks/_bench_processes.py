@@ -1,10 +1,11 @@
 """The processes of the stream benchmark: the SSE server, and the agents read as an editor would.
 
 `SseServer` runs benchmarks/_sse_server.py; `StdioAgent` spawns one agent (the bridge with chunk
-merging on or off, the raw loop or the SDK agent, see `agent_argv`), writes JSON-RPC lines to its stdin and reads its
-stdout in raw batches, stamping each read with CLOCK_MONOTONIC (the clock the server stamps
-each chunk's text with). Chunk lines are recognised by their marker, not parsed, so the
-reader costs every agent the same few microseconds per line. Every wait is bounded.
+merging on or off, the raw loop or the SDK agent, see `agent_argv`), writes JSON-RPC lines to its
+stdin and reads its stdout in raw batches, stamping each read with CLOCK_MONOTONIC (the clock
+the server stamps each chunk's text with). Chunk lines are recognised by their marker, not
+parsed, so the reader costs every agent the same few microseconds per line. Every wait is
+bounded.
 """
 
 from __future__ import annotations

@@ -30,10 +30,11 @@ from typing import Any
 
 __all__ = ["answer_text", "serve"]
 
-_WORDS = (
+_TEXT = (
     "The answer streams in short pieces, as a model writes it: a sentence or two per turn,"
     " long enough that history grows the way a real conversation's does."
-).split()
+)
+_WORDS = _TEXT.split()
 
 
 def answer_text(chunks: int) -> list[str]:

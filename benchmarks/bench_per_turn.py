@@ -127,8 +127,9 @@ class _Session:
         agent._next_id += 1
         request_id = agent._next_id
         params = {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
-        agent._write({"jsonrpc": "2.0", "id": request_id, "method": "session/prompt",
-                      "params": params})
+        agent._write(
+            {"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": params}
+        )
         deadline = time.monotonic() + 120
         while response_at is None:
             if not agent._selector.select(max(0.0, deadline - time.monotonic())):
@@ -160,8 +161,9 @@ def _prompt_text(turn: int) -> str:
     return f"turn {turn}: go on with the story, one or two sentences, in the same voice please."
 
 
-def bridge_agent(provider: str, server: _Server, work: Path, profile: Path | None,
-                 source: Path | None = None) -> StdioAgent:
+def bridge_agent(
+    provider: str, server: _Server, work: Path, profile: Path | None, source: Path | None = None
+) -> StdioAgent:
     """`source`: a directory holding another `acp_bridge` package (an older tree, e.g. from
     `git archive`), run instead of this one."""
     env = isolated_env(work)
@@ -172,10 +174,26 @@ def bridge_agent(provider: str, server: _Server, work: Path, profile: Path | Non
     head = [sys.executable, "-m", "acp_bridge"]
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
-        head = [sys.executable, "-m", "cProfile", "-o", str(profile / f"{provider}.prof"),
-                "-m", "acp_bridge"]
-    argv = [*head, "--provider", provider, "--base-url", server.root + _BASE[provider],
-            "--model", "bench", "--state-dir", str(work / "state")]
+        head = [
+            sys.executable,
+            "-m",
+            "cProfile",
+            "-o",
+            str(profile / f"{provider}.prof"),
+            "-m",
+            "acp_bridge",
+        ]
+    argv = [
+        *head,
+        "--provider",
+        provider,
+        "--base-url",
+        server.root + _BASE[provider],
+        "--model",
+        "bench",
+        "--state-dir",
+        str(work / "state"),
+    ]
     return StdioAgent(argv, env=env, cwd=work)
 
 
@@ -197,15 +215,18 @@ class Run:
     sdk: list[TurnSample]
 
 
-def run_provider(provider: str, server: _Server, work: Path, turns: int,
-                 profile: Path | None) -> Run:
+def run_provider(
+    provider: str, server: _Server, work: Path, turns: int, profile: Path | None
+) -> Run:
     agents: list[StdioAgent] = []
     try:
         agents.append(bridge_agent(provider, server, work / "long", profile))
         agents.append(bridge_agent(provider, server, work / "fresh", None))
         agents.append(sdk_agent(server, work / "sdk"))
-        long, fresh, sdk = (_Session(a, work / name) for a, name in
-                            zip(agents, ("long", "fresh", "sdk"), strict=True))
+        long, fresh, sdk = (
+            _Session(a, work / name)
+            for a, name in zip(agents, ("long", "fresh", "sdk"), strict=True)
+        )
         run = Run([], [], [])
         for n in range(1, turns + 1):
             run.long.append(long.prompt(_prompt_text(n)))
@@ -220,8 +241,9 @@ def run_provider(provider: str, server: _Server, work: Path, turns: int,
             agent.close()
 
 
-def run_tail(provider: str, server: _Server, work: Path, turns: int,
-             against: Path | None) -> dict[str, float]:
+def run_tail(
+    provider: str, server: _Server, work: Path, turns: int, against: Path | None
+) -> dict[str, float]:
     """Tails over turns 10..N (trimmed means, ms) of the long session ("bridge"), of the
     same from the `against` tree when given ("against"), and of the SDK ("sdk"), their
     prompts interleaved one by one."""
@@ -244,8 +266,9 @@ def run_tail(provider: str, server: _Server, work: Path, turns: int,
             agent.close()
 
 
-def tail_only(providers: list[str], turns: int, runs: int, against: Path | None,
-              as_json: bool) -> int:
+def tail_only(
+    providers: list[str], turns: int, runs: int, against: Path | None, as_json: bool
+) -> int:
     report: dict[str, Any] = {"turns": turns, "runs": runs, "providers": {}}
     names = ("bridge", "against") if against is not None else ("bridge",)
     loads: list[float] = []
@@ -260,10 +283,12 @@ def tail_only(providers: list[str], turns: int, runs: int, against: Path | None,
                     tails = run_tail(provider, server, work, turns, against)
                     loads.append(os.getloadavg()[0])
                     entry = report["providers"].setdefault(provider, {"runs": []})
-                    entry["runs"].append({
-                        **{f"{name}_ms": tails[name] for name in (*names, "sdk")},
-                        **{f"{name}_ratio": tails[name] / tails["sdk"] for name in names},
-                    })
+                    entry["runs"].append(
+                        {
+                            **{f"{name}_ms": tails[name] for name in (*names, "sdk")},
+                            **{f"{name}_ratio": tails[name] / tails["sdk"] for name in names},
+                        }
+                    )
     finally:
         server.close()
     for entry in report["providers"].values():
@@ -275,17 +300,23 @@ def tail_only(providers: list[str], turns: int, runs: int, against: Path | None,
     if as_json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"last chunk -> response, turns 10..{turns}, {runs} run(s) per provider (trimmed"
-          f" means, ms; load average {min(loads):.1f}-{max(loads):.1f})"
-          + (f"; 'against': {against}" if against is not None else ""))
+    print(
+        f"last chunk -> response, turns 10..{turns}, {runs} run(s) per provider (trimmed"
+        f" means, ms; load average {min(loads):.1f}-{max(loads):.1f})"
+        + (f"; 'against': {against}" if against is not None else "")
+    )
     for provider, entry in report["providers"].items():
         for name in names:
-            cells = "  ".join(f"{r[f'{name}_ms']:.2f}/{r['sdk_ms']:.2f}={r[f'{name}_ratio']:.2f}"
-                              for r in entry["runs"])
+            cells = "  ".join(
+                f"{r[f'{name}_ms']:.2f}/{r['sdk_ms']:.2f}={r[f'{name}_ratio']:.2f}"
+                for r in entry["runs"]
+            )
             median = entry[f"{name}_median_ratio"]
             ok = "met" if median <= TARGET_TAIL else "NOT met"
-            print(f"{provider:10} {name:8} /sdk per run: {cells}; median {median:.2f}"
-                  f" (target <= {TARGET_TAIL}: {ok})")
+            print(
+                f"{provider:10} {name:8} /sdk per run: {cells}; median {median:.2f}"
+                f" (target <= {TARGET_TAIL}: {ok})"
+            )
     return 0
 
 
@@ -322,13 +353,20 @@ def main() -> int:
     parser.add_argument("--window", type=int, default=30, help="turns per window (30)")
     parser.add_argument("--profile-bridge", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--tail-only", action="store_true",
-                        help="only the long session and the SDK: the tail figure")
+    parser.add_argument(
+        "--tail-only",
+        action="store_true",
+        help="only the long session and the SDK: the tail figure",
+    )
     parser.add_argument("--runs", type=int, default=1, help="runs with --tail-only (1)")
-    parser.add_argument("--against", type=Path, default=None,
-                        help="with --tail-only: a directory holding another acp_bridge package"
-                        " (e.g. `git archive <commit> acp_bridge | tar -x -C DIR`), run"
-                        " interleaved beside this one")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="with --tail-only: a directory holding another acp_bridge package"
+        " (e.g. `git archive <commit> acp_bridge | tar -x -C DIR`), run"
+        " interleaved beside this one",
+    )
     args = parser.parse_args()
     providers = [p for p in args.providers.split(",") if p]
     if args.tail_only:
@@ -377,8 +415,10 @@ def main() -> int:
 
 def _print(report: dict[str, Any], marks: list[int]) -> None:
     turns, width = report["turns"], report["window"]
-    print(f"per-turn cost, one session of {turns} turns per provider, interleaved with a fresh"
-          f" session and the SDK agent (windows of {width} turns: medians; tails: trimmed means)")
+    print(
+        f"per-turn cost, one session of {turns} turns per provider, interleaved with a fresh"
+        f" session and the SDK agent (windows of {width} turns: medians; tails: trimmed means)"
+    )
     head = "".join(f"{'turn ' + str(m):>12}" for m in marks)
     print(f"{'':30}{head}")
     for provider, entry in report["providers"].items():
@@ -398,11 +438,13 @@ def _print(report: dict[str, Any], marks: list[int]) -> None:
         growth = entry["growth"]
         fresh_ok = "met" if growth["wallVsFresh"] <= TARGET_GROWTH else "NOT met"
         tail_ok = "met" if entry["tailOverSdk"] <= TARGET_TAIL else "NOT met"
-        print(f"{provider}: wall turn {marks[-1]} / fresh session {growth['wallVsFresh']:.2f}"
-              f" (target <= {TARGET_GROWTH}: {fresh_ok}); cpu {growth['cpuVsFresh']:.2f};"
-              f" wall turn {marks[-1]} / turn {marks[0]} {growth['wall']:.2f}, cpu"
-              f" {growth['cpu']:.2f}; tail / sdk {entry['tailOverSdk']:.2f} (target <="
-              f" {TARGET_TAIL}: {tail_ok})")
+        print(
+            f"{provider}: wall turn {marks[-1]} / fresh session {growth['wallVsFresh']:.2f}"
+            f" (target <= {TARGET_GROWTH}: {fresh_ok}); cpu {growth['cpuVsFresh']:.2f};"
+            f" wall turn {marks[-1]} / turn {marks[0]} {growth['wall']:.2f}, cpu"
+            f" {growth['cpu']:.2f}; tail / sdk {entry['tailOverSdk']:.2f} (target <="
+            f" {TARGET_TAIL}: {tail_ok})"
+        )
 
 
 if __name__ == "__main__":

@@ -48,7 +48,9 @@ class Agent:
     def __init__(self, state: Path) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "acp_bridge", "--state-dir", str(state)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert self.process.stdout is not None
         self.fd = self.process.stdout.fileno()
@@ -119,7 +121,12 @@ def record_tools(state: Path, cwd: str, turns: int) -> str:
     through the store (the bridge under test's own `acp_bridge`)."""
     from acp_bridge.providers import AssistantTurn, ToolCall, ToolResult, ToolResults, UserTurn
     from acp_bridge.sessions import (
-        DisplaySegment, Owner, SessionRecord, SessionStore, StoredModelCall, StoredToolCall,
+        DisplaySegment,
+        Owner,
+        SessionRecord,
+        SessionStore,
+        StoredModelCall,
+        StoredToolCall,
         TurnState,
     )
     from acp_bridge.tools import DiffContent, Location, ToolKind
@@ -135,21 +142,36 @@ def record_tools(state: Path, cwd: str, turns: int) -> str:
             call = ToolCall(f"c{n}", "write_file", {"path": "notes.txt", "content": content}, {})
             asked = AssistantTurn(text="Writing the notes.", tool_calls=(call,))
             shown = (DisplaySegment("text", f"{prefix}-m1-a1", "Writing the notes."),)
-            store.add_message(session, start.seq, asked,
-                              model_call=StoredModelCall(1, 1, asked, shown))
-            store.save_tool_call(session, start.seq, StoredToolCall(
-                f"{prefix}-t1", 1, 1, "Write notes.txt", ToolKind.EDIT, ToolStatus.COMPLETED,
-                (DiffContent(path, content, f"notes of turn {n - 1}\n" * 5),),
-                (Location(path),), dict(call.arguments), {"path": path, "bytes": len(content)}))
+            store.add_message(
+                session, start.seq, asked, model_call=StoredModelCall(1, 1, asked, shown)
+            )
+            store.save_tool_call(
+                session,
+                start.seq,
+                StoredToolCall(
+                    f"{prefix}-t1",
+                    1,
+                    1,
+                    "Write notes.txt",
+                    ToolKind.EDIT,
+                    ToolStatus.COMPLETED,
+                    (DiffContent(path, content, f"notes of turn {n - 1}\n" * 5),),
+                    (Location(path),),
+                    dict(call.arguments),
+                    {"path": path, "bytes": len(content)},
+                ),
+            )
             result = ToolResult(f"c{n}", "write_file", "Wrote notes.txt.", False)
             store.add_message(session, start.seq, ToolResults((result,)))
             answer = AssistantTurn(text=f"Done, turn {n}.")
             segments = (DisplaySegment("text", f"{prefix}-m2-a1", answer.text),)
-            store.add_message(session, start.seq, answer,
-                              model_call=StoredModelCall(2, 1, answer, segments))
+            store.add_message(
+                session, start.seq, answer, model_call=StoredModelCall(2, 1, answer, segments)
+            )
             usage = {"used": 500 + n, "size": 128_000, "sizeSource": "default"}
-            store.end_turn(session, start.seq, TurnState.COMPLETED, stop_reason="end_turn",
-                           usage=usage)
+            store.end_turn(
+                session, start.seq, TurnState.COMPLETED, stop_reason="end_turn", usage=usage
+            )
         store.release(session, owner)
     return session
 
@@ -176,8 +198,13 @@ def load_once(state: Path, cwd: str, session: str, *, warm: bool = True) -> dict
     grown, cpu = agent.peak_rss_kb() - before, agent.cpu_ms() - cpu
     agent.close()
     assert first is not None
-    return {"firstMs": first * 1000, "totalMs": total * 1000, "rssGrowthKb": grown,
-            "updates": updates, "cpuMs": cpu}
+    return {
+        "firstMs": first * 1000,
+        "totalMs": total * 1000,
+        "rssGrowthKb": grown,
+        "updates": updates,
+        "cpuMs": cpu,
+    }
 
 
 def main() -> int:
@@ -207,9 +234,13 @@ def main() -> int:
     low, high = min(sizes), max(sizes)
     per_turn = (medians[high]["totalMs"] - medians[low]["totalMs"]) / (high - low)
     cpu_per_turn = (medians[high]["cpuMs"] - medians[low]["cpuMs"]) / (high - low)
-    report = {"runs": args.runs, "medians": medians, "perTurnMs": per_turn,
-              "cpuPerTurnMs": cpu_per_turn,
-              "targets": {"firstMs": 50, "perTurnMs": 0.3}}
+    report = {
+        "runs": args.runs,
+        "medians": medians,
+        "perTurnMs": per_turn,
+        "cpuPerTurnMs": cpu_per_turn,
+        "targets": {"firstMs": 50, "perTurnMs": 0.3},
+    }
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -217,11 +248,15 @@ def main() -> int:
     print(f"session/load of {kind} sessions, {args.runs} interleaved runs per size (medians)")
     for n in sizes:
         m = medians[n]
-        print(f"  {n:6} turns: first update {m['firstMs']:7.1f} ms (cold {m['coldFirstMs']:6.1f}),"
-              f" total {m['totalMs']:8.1f} ms, {m['updates']:.0f} updates,"
-              f" peak RSS +{m['rssGrowthKb'] / 1024:.1f} MiB, bridge CPU {m['cpuMs']:.0f} ms")
-    print(f"per replayed turn: {per_turn:.3f} ms (target <= 0.3), bridge CPU {cpu_per_turn:.3f} ms;"
-          " first update target <= 50 ms")
+        print(
+            f"  {n:6} turns: first update {m['firstMs']:7.1f} ms (cold {m['coldFirstMs']:6.1f}),"
+            f" total {m['totalMs']:8.1f} ms, {m['updates']:.0f} updates,"
+            f" peak RSS +{m['rssGrowthKb'] / 1024:.1f} MiB, bridge CPU {m['cpuMs']:.0f} ms"
+        )
+    print(
+        f"per replayed turn: {per_turn:.3f} ms (target <= 0.3), bridge CPU {cpu_per_turn:.3f} ms;"
+        " first update target <= 50 ms"
+    )
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 

@@ -115,17 +115,35 @@ class _Bridge:
         raise TimeoutError(f"no response to request {request_id}")
 
     def open_session(self, work: Path, deadline: float) -> str:
-        self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                   "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": 1, "clientCapabilities": {}},
+            }
+        )
         self.read_until_response(1, deadline)
-        self.send({"jsonrpc": "2.0", "id": 2, "method": "session/new",
-                   "params": {"cwd": str(work), "mcpServers": []}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/new",
+                "params": {"cwd": str(work), "mcpServers": []},
+            }
+        )
         session: str = self.read_until_response(2, deadline)["result"]["sessionId"]
         return session
 
     def prompt(self, session: str, text: str) -> None:
-        self.send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
-                   "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
+            }
+        )
 
     def rss_kib(self) -> int:
         return _status_kib(self.proc.pid, "VmRSS:")
@@ -265,10 +283,15 @@ def main() -> None:
         "--pad", default="0,16384", help="runaway: pad bytes per chunk, comma-separated"
     )
     parser.add_argument("--chunks", type=int, default=1_000_000, help="stalled: burst size")
-    parser.add_argument("--settle", type=float, default=10.0,
-                        help="stalled: seconds without server progress that count as stopped")
-    parser.add_argument("--limit", type=float, default=300.0,
-                        help="stalled: most seconds the editor stays away")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="stalled: seconds without server progress that count as stopped",
+    )
+    parser.add_argument(
+        "--limit", type=float, default=300.0, help="stalled: most seconds the editor stays away"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results: list[dict[str, Any]] = []

@@ -186,18 +186,9 @@ class ScriptedEditor:
                 return cancelled(params)
             return self.permission(params)
         if method == "fs/read_text_file" and self.fs:
-            path = Path(params["path"])
-            if not path.exists():
-                raise _EditorError(-32002, f"Resource not found: {path}")
-            lines = path.read_text().splitlines(keepends=True)
-            start = (params.get("line") or 1) - 1
-            limit = params.get("limit")
-            chosen = lines[start : start + limit if limit is not None else None]
-            return {"content": "".join(chosen)}
+            return {"content": _read_range(params)}
         if method == "fs/write_text_file" and self.fs:
-            path = Path(params["path"])
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(params["content"])
+            _write_file(params)
             return {}
         if method == "terminal/create" and self.terminal:
             done = subprocess.run(  # noqa: ASYNC221 - a test editor; commands are tiny
@@ -240,3 +231,21 @@ async def connect(transport: MemoryTransport, **options: Any) -> AsyncIterator[S
             yield editor
         finally:
             tg.cancel_scope.cancel()
+
+
+def _read_range(params: dict[str, Any]) -> str:
+    """What `fs/read_text_file` answers: the file's lines from `line` (1-based), `limit` of them."""
+    path = Path(params["path"])
+    if not path.exists():
+        raise _EditorError(-32002, f"Resource not found: {path}")
+    lines = path.read_text().splitlines(keepends=True)
+    start = (params.get("line") or 1) - 1
+    limit = params.get("limit")
+    return "".join(lines[start : start + limit if limit is not None else None])
+
+
+def _write_file(params: dict[str, Any]) -> None:
+    """What `fs/write_text_file` does: the file written, its directory made when missing."""
+    path = Path(params["path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(params["content"])

@@ -243,7 +243,7 @@ def test_serving_collects_garbage_again_once_the_agent_is_loaded(tmp_path: Path)
         def broken() -> Any:
             raise ValueError("bad config")
 
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="bad config"):
             _frozen(broken)
         assert gc.isenabled()  # a failed load does not leave the collector off
     finally:
@@ -385,7 +385,6 @@ def test_a_first_text_turn_loads_neither_pydantic_nor_the_models(
     heavy = ("pydantic", "pydantic_core", "acp_bridge.protocol", "httpx", "mcp")
     for mark, modules in loaded_at.items():
         assert [m for m in modules if m.split(".")[0] in heavy or m.startswith(heavy)] == [], mark
-
 
 
 # What the handshake needs is settings, the JSON-RPC peer and the light `initialize` builder:

@@ -1,4 +1,5 @@
-"""Opening the effect ledger does not fsync its open-time writes; `started` still does (STARTUP-006).
+"""Opening the effect ledger does not fsync its open-time writes; `started` still does
+(STARTUP-006).
 
 A start of the agent opens the ledger before it answers `session/new`. The open writes
 (schema, `ledger_info`, the `user_version` check that refuses an unwritable file now) need

@@ -1,4 +1,5 @@
-"""`acp-bridge-agent login` / `logout` driven through a real pseudo-terminal (spec/authentication.md)."""
+"""`acp-bridge-agent login` / `logout` driven through a real pseudo-terminal
+(spec/authentication.md)."""
 
 from __future__ import annotations
 

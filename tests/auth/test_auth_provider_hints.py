@@ -1,5 +1,6 @@
 """Provider failures name the URL asked and the fix (CONF-ERR-003): in the model stream's
-errors, in the turn's give-up message, and in `acp-bridge-agent doctor` over real loopback servers."""
+errors, in the turn's give-up message, and in `acp-bridge-agent doctor` over real loopback
+servers."""
 
 from __future__ import annotations
 

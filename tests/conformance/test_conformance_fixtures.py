@@ -25,7 +25,8 @@ def test_a_fresh_regeneration_equals_the_checked_in_fixtures(tmp_path: Path) -> 
     for path in written:
         fresh, checked_in = path.read_text(), (KIT / path.name).read_text()
         assert fresh == checked_in, (
-            f"{path.name} is stale: run `acp-bridge-agent conformance regenerate` and review the diff"
+            f"{path.name} is stale: run `acp-bridge-agent conformance regenerate`"
+            " and review the diff"
         )
 
 

@@ -17,9 +17,7 @@ from acp_bridge.conformance._graded import GRADED_FORMAT, load_graded, render_ta
 ROOT = Path(__file__).resolve().parents[2]
 GRADED = ROOT / "spec" / "conformance" / "graded"
 README = ROOT / "editor_samples" / "README.md"
-_BLOCK = re.compile(
-    r"<!-- graded-clients:begin[^>]*-->\n(.*?)<!-- graded-clients:end -->", re.S
-)
+_BLOCK = re.compile(r"<!-- graded-clients:begin[^>]*-->\n(.*?)<!-- graded-clients:end -->", re.S)
 # Scenarios re-graded per client (the full runs take minutes: real back-off waits).
 _REGRADED = ["hello", "broken-mid-word", "tool-call-then-break"]
 
@@ -86,7 +84,14 @@ def test_acpx_graded_again_gives_the_recorded_results(tmp_path: Path) -> None:
     acpx = acpx_executable()
     env = isolated_env(tmp_path)  # acpx keeps its state under HOME
     shown = _regrade(
-        str(acpx), "--agent", "{agent}", "--approve-all", "--format", "text", "exec", "{prompt}",
+        str(acpx),
+        "--agent",
+        "{agent}",
+        "--approve-all",
+        "--format",
+        "text",
+        "exec",
+        "{prompt}",
         text=True,
         env=env,
     )

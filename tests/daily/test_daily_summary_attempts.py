@@ -81,7 +81,9 @@ async def test_a_threshold_compaction_reports_its_summary_attempts(tmp_path: Pat
                     "usage": a["usage"],
                 }
                 for a, reason in zip(
-                    billed["_meta"]["acpBridge"]["attempts"], ["stream_interrupted", None]
+                    billed["_meta"]["acpBridge"]["attempts"],
+                    ["stream_interrupted", None],
+                    strict=True,
                 )
             ],
         }

@@ -134,7 +134,8 @@ async def test_malformed_input_gets_exact_error_and_serving_continues(
     assert error["jsonrpc"] == "2.0"
     assert error["id"] == answer_id
     assert error["error"]["code"] == code
-    assert isinstance(error["error"]["message"], str) and error["error"]["message"]
+    assert isinstance(error["error"]["message"], str)
+    assert error["error"]["message"]
     assert await client.call("echo", [1]) == {"jsonrpc": "2.0", "id": 1, "result": [1]}
 
 
@@ -293,7 +294,7 @@ async def test_peer_error_carries_code_message_and_data(
 async def test_follow_up_runs_after_response_is_written(
     connected: tuple[RawPeer, EchoHandler, JsonRpcPeer],
 ) -> None:
-    client, handler, _ = connected
+    client, _handler, _ = connected
     request_id = await client.request("with_follow_up", {})
     first = await client.receive()
     second = await client.receive()

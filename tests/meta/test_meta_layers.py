@@ -24,10 +24,25 @@ ALLOWED: dict[str, set[str]] = {
     "agent": {"wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "mcp"},
     "client": {"wire", "jsonrpc", "protocol"},
     "conformance": {
-        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "agent", "client"
+        "wire",
+        "jsonrpc",
+        "protocol",
+        "providers",
+        "tools",
+        "turn",
+        "sessions",
+        "agent",
+        "client",
     },
     "cli": {
-        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "agent", "client",
+        "wire",
+        "jsonrpc",
+        "protocol",
+        "providers",
+        "tools",
+        "turn",
+        "agent",
+        "client",
         "conformance",
     },
 }
@@ -55,8 +70,18 @@ def test_layer_depends_downward_only(layer: str) -> None:
 @pytest.mark.parametrize(
     "package",
     [
-        "wire", "jsonrpc", "protocol", "providers", "tools", "turn", "sessions", "mcp", "agent",
-        "client", "conformance", "cli",
+        "wire",
+        "jsonrpc",
+        "protocol",
+        "providers",
+        "tools",
+        "turn",
+        "sessions",
+        "mcp",
+        "agent",
+        "client",
+        "conformance",
+        "cli",
     ],
 )
 def test_all_is_sorted_and_complete(package: str) -> None:
@@ -68,7 +93,8 @@ def test_all_is_sorted_and_complete(package: str) -> None:
     for name in exported:
         assert hasattr(module, name), f"acp_bridge.{package}.{name} is exported but missing"
     public = {
-        n for n, v in vars(module).items()
+        n
+        for n, v in vars(module).items()
         if not n.startswith("_") and getattr(v, "__module__", "").startswith("acp_bridge")
     }
     assert public <= set(exported), f"not in __all__: {sorted(public - set(exported))}"

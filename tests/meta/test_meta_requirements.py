@@ -45,7 +45,8 @@ def test_every_requirement_is_well_formed() -> None:
         assert item.get("level") in LEVELS, rid
         assert item.get("title"), rid
         spec_file = item.get("spec", "").split("#")[0]
-        assert spec_file and (ROOT / spec_file).exists(), f"{rid}: {item.get('spec')}"
+        assert spec_file, f"{rid}: no spec"
+        assert (ROOT / spec_file).exists(), f"{rid}: {item.get('spec')}"
 
 
 def test_every_requirement_is_tested() -> None:

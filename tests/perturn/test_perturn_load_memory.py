@@ -1,7 +1,7 @@
 """session/load holds a page of turns, not the session (issue 15.3).
 
-The replay reads what the stored turns showed a page at a time (PERF-LOAD-001); the model history, which
-the whole session makes up, is not read by the load at all: the session's first prompt reads
+The replay reads what the stored turns showed a page at a time (PERF-LOAD-001); the model history,
+which the whole session makes up, is not read by the load at all: the session's first prompt reads
 it, as it stood when the session was loaded (the prompt's own turn, stored just before, is
 not read twice).
 """

@@ -235,9 +235,11 @@ async def test_a_body_cut_mid_stream_names_the_server_it_came_from() -> None:
     # transport attaches the request to httpx's error itself: the message still says
     # which server broke the stream.
     steps = (Send(chunk({"role": "assistant", "content": ""})), Send(chunk({"content": "a"})))
-    async with LoopbackServer([Reply(steps=(*steps, Fin()))]) as server:
-        async with provider(server.base_url) as model:
-            events, error = await drain(model.stream(REQUEST))
+    async with (
+        LoopbackServer([Reply(steps=(*steps, Fin()))]) as server,
+        provider(server.base_url) as model,
+    ):
+        events, error = await drain(model.stream(REQUEST))
     assert TextDelta("a") in events
     assert error is not None
     assert (error.kind, error.phase) == (FaultKind.STREAM_INTERRUPTED, Phase.STREAM)

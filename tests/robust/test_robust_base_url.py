@@ -54,7 +54,8 @@ async def test_each_provider_keeps_the_base_query_on_the_wire(provider: Any, pat
     (received,) = server.requests
     target, _, query = received.path.partition("?")
     assert target == path
-    assert "api-version=2024-06-01" in query and "key=SECRET123" in query
+    assert "api-version=2024-06-01" in query
+    assert "key=SECRET123" in query
 
 
 @pytest.mark.requirement("ROBUST-URL-002")
@@ -78,5 +79,7 @@ async def test_trace_and_log_never_show_the_query_secret_or_the_password(
     (request,) = [r for r in records if r["type"] == "provider_request"]
     assert request["url"].endswith("/v1/chat/completions?api_key=[redacted]")
     shown = caplog.text + repr(records)
-    assert "SECRET123" not in shown and "hunter2" not in shown and "alice" not in shown
+    assert "SECRET123" not in shown
+    assert "hunter2" not in shown
+    assert "alice" not in shown
     assert "HTTP Request" in caplog.text  # httpx's own INFO line is there, redacted

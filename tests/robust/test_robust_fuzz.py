@@ -207,7 +207,8 @@ def check_answer(answer: dict[str, Any], request_id: int | None, kinds: set[str]
     assert answer["jsonrpc"] == "2.0"
     code = expected_code(kinds)
     if code == PARSE:
-        assert answer["id"] is None and answer["error"]["code"] == PARSE, answer
+        assert answer["id"] is None, answer
+        assert answer["error"]["code"] == PARSE, answer
         return
     assert answer["id"] == request_id, answer
     if code is not None:
@@ -215,7 +216,8 @@ def check_answer(answer: dict[str, Any], request_id: int | None, kinds: set[str]
         return
     if "error" in answer:
         error = answer["error"]
-        assert set(error) <= {"code", "message", "data"} and isinstance(error["message"], str)
+        assert set(error) <= {"code", "message", "data"}
+        assert isinstance(error["message"], str)
         assert error["code"] in LEGIT, answer
         assert len(json.dumps(answer)) < 8000, "an error must not grow with its input"
     else:

@@ -43,7 +43,8 @@ async def test_non_json_tokens_get_parse_error_and_the_rest_of_the_read_is_serve
     assert all(e["id"] is None for e in errors)
     assert "4300 digits" in errors[0]["error"]["message"]
     assert "NaN is not a JSON value" in errors[1]["error"]["message"]
-    assert last["id"] == "ok" and last["result"]["protocolVersion"] == 1
+    assert last["id"] == "ok"
+    assert last["result"]["protocolVersion"] == 1
     if trace is not None:
         assert trace_lines(trace)
 
@@ -73,8 +74,10 @@ async def test_deep_nesting_is_refused_with_its_id_and_serving_goes_on(
             },
         }
     else:  # deeper than the decoder goes: not decodable, so no id
-        assert first["id"] is None and first["error"]["code"] == PARSE_ERROR
-    assert second["id"] == 8 and "result" in second
+        assert first["id"] is None
+        assert first["error"]["code"] == PARSE_ERROR
+    assert second["id"] == 8
+    assert "result" in second
     if trace is not None:
         assert len(trace_lines(trace)) >= 3
 
@@ -148,7 +151,8 @@ async def test_nan_in_prompt_meta_is_never_stored_so_load_keeps_working(tmp_path
         session = (await peer.call("session/new", {"cwd": str(tmp_path), "mcpServers": []}))[
             "result"
         ]["sessionId"]
-        bad = f'{{"sessionId":"{session}","prompt":[{{"type":"text","text":"x","_meta":{{"n":NaN}}}}]}}'
+        block = '{"type":"text","text":"x","_meta":{"n":NaN}}'
+        bad = f'{{"sessionId":"{session}","prompt":[{block}]}}'
         await peer.send_bytes(line(9, "session/prompt", bad))
         (error,) = await responses(peer, 1)
         assert error["error"]["code"] == PARSE_ERROR

@@ -20,9 +20,7 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_search_returns_line_numbered_matches(
-    workspace: Path, make_ctx, engine: str
-) -> None:
+async def test_search_returns_line_numbered_matches(workspace: Path, make_ctx, engine: str) -> None:
     (workspace / "src" / "util.py").write_text("import os\ndef helper():\n    pass\n")
     (workspace / ".git").mkdir()
     (workspace / ".git" / "config").write_text("def not_searched\n")

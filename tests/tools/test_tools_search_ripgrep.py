@@ -61,17 +61,37 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
             _write(root / flood / f"m{n}.py", "needle\ndef handler():\n")
     _write(root / ".git" / "HEAD", "ref: refs/heads/main\n")
     _write(root / ".git" / "info" / "exclude", "excluded_by_info/\n")
-    _write(root / ".gitignore", "build/\n*.log\n!keep.log\n/node_modules\n.venv/\n"
-           "secret_*\n!secret_ok.txt\ndocs/**/*.tmp\n")
+    _write(
+        root / ".gitignore",
+        "build/\n*.log\n!keep.log\n/node_modules\n.venv/\n"
+        "secret_*\n!secret_ok.txt\ndocs/**/*.tmp\n",
+    )
     _write(root / "pkg" / ".gitignore", "generated.py\n!important.log\n")
     _write(root / "pkg" / "sub" / ".ignore", "!generated.py\nvendor/\n")
     _write(root / "lib" / ".rgignore", "*.md\n")
-    for name in ("keep.log", "other.log", "secret_key.txt", "secret_ok.txt",
-                 "pkg/generated.py", "pkg/important.log", "pkg/sub/generated.py",
-                 "pkg/sub/vendor/v.py", "excluded_by_info/e.py", "lib/readme.md",
-                 "docs/a/b/c.tmp", "src/crlf.txt", ".hidden/h.py", ".env", ".github/ci.yml"):
-        _write(root / name, "needle here\r\ndef handler():\r\n" if "crlf" in name else
-               "needle here\ndef handler():\n")
+    for name in (
+        "keep.log",
+        "other.log",
+        "secret_key.txt",
+        "secret_ok.txt",
+        "pkg/generated.py",
+        "pkg/important.log",
+        "pkg/sub/generated.py",
+        "pkg/sub/vendor/v.py",
+        "excluded_by_info/e.py",
+        "lib/readme.md",
+        "docs/a/b/c.tmp",
+        "src/crlf.txt",
+        ".hidden/h.py",
+        ".env",
+        ".github/ci.yml",
+    ):
+        _write(
+            root / name,
+            "needle here\r\ndef handler():\r\n"
+            if "crlf" in name
+            else "needle here\ndef handler():\n",
+        )
     _write(root / "src" / "blob.bin", b"needle\x00\x01\x02")
     _write(root / "src" / "early_binary.txt", b"needle\n" * 100 + b"\x00needle\n")
     _write(root / "src" / "latin1.txt", "needle caf\xe9\n".encode("latin-1"))
@@ -90,8 +110,17 @@ def _global_excludes(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _expected(rg: str, directory: Path, shown: str, pattern: str, glob: str | None) -> list[str]:
-    argv = [rg, "--no-config", "--no-require-git", "--line-number", "--with-filename",
-            "--no-heading", "--null", "--color", "never"]
+    argv = [
+        rg,
+        "--no-config",
+        "--no-require-git",
+        "--line-number",
+        "--with-filename",
+        "--no-heading",
+        "--null",
+        "--color",
+        "never",
+    ]
     argv += ["--glob", glob] if glob else []
     argv += ["--regexp", pattern, "--", "./"]
     done = subprocess.run(argv, cwd=directory, capture_output=True, timeout=60, check=False)
@@ -113,8 +142,9 @@ def _ctx(root: Path) -> ToolContext:
     return ToolContext(session_id="s", cwd=root, roots=(root,), editor=None, effect_key="e")
 
 
-_LIMITS = ToolLimits(search_max_matches=100_000, search_max_line_chars=10_000,
-                     model_output_bytes=100_000_000)
+_LIMITS = ToolLimits(
+    search_max_matches=100_000, search_max_line_chars=10_000, model_output_bytes=100_000_000
+)
 
 
 @pytest.mark.parametrize(

@@ -69,17 +69,17 @@ async def test_non_finite_tool_arguments_never_enter_history_or_a_request_body()
     )
     command = RunCommand()
     sink = RecordingSink()
-    async with LoopbackServer([first, second]) as server:
-        async with OpenAIProvider(
+    async with (
+        LoopbackServer([first, second]) as server,
+        OpenAIProvider(
             HttpProviderOptions("gpt-test", base_url=f"{server.base_url}/v1")
-        ) as provider:
-            request = dataclasses.replace(
-                make_request(provider, sink, [command]), provider=provider
-            )
-            with anyio.fail_after(15):
-                await Turn(request).run()
-            # A third request of the same session (the next prompt) is valid JSON too.
-            request.history.append(UserTurn(("and now?",)))
+        ) as provider,
+    ):
+        request = dataclasses.replace(make_request(provider, sink, [command]), provider=provider)
+        with anyio.fail_after(15):
+            await Turn(request).run()
+        # A third request of the same session (the next prompt) is valid JSON too.
+        request.history.append(UserTurn(("and now?",)))
     assert command.executions == []
     bodies = [strict_json(r.body) for r in server.requests]
     assert len(bodies) == 2

@@ -58,7 +58,8 @@ def test_invalid_utf8_and_invalid_json_become_bad_frames() -> None:
     decoder = NdjsonDecoder()
     out = decoder.feed(b'{"a":"\xff"}\n{not json}\n{"ok":true}\n')
     assert out[0] == BadFrame("message is not valid UTF-8 (byte 6)")
-    assert isinstance(out[1], BadFrame) and out[1].reason.startswith("message is not valid JSON")
+    assert isinstance(out[1], BadFrame)
+    assert out[1].reason.startswith("message is not valid JSON")
     assert out[2] == Frame({"ok": True})
 
 
