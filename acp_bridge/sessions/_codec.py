@@ -57,13 +57,31 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_cir
 _make_c_encoder: Callable[..., Callable[[object, int], Iterable[str]]] | None = getattr(
     json.encoder, "c_make_encoder", None
 )
-_C_ENCODE = (
-    None
-    if _make_c_encoder is None
-    else _make_c_encoder(
-        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
-    )
-)
+
+
+def _c_encoder() -> Callable[[object, int], Iterable[str]] | None:
+    """The C encoder `json.dumps` would build, or None where it is missing or takes other
+    arguments (it is CPython's, not a documented API): then `_ENCODER.encode`, the same text."""
+    if _make_c_encoder is None:
+        return None
+    try:
+        # markers, default, string encoder, indent, separators, sort_keys, skipkeys, allow_nan
+        return _make_c_encoder(
+            None,
+            _ENCODER.default,
+            json.encoder.encode_basestring,
+            None,
+            ":",
+            ",",
+            False,
+            False,
+            True,
+        )
+    except TypeError:
+        return None
+
+
+_C_ENCODE = _c_encoder()
 
 
 def dumps(value: object) -> str:

@@ -44,3 +44,14 @@ def test_the_encoder_is_made_once() -> None:
     first = _codec._C_ENCODE
     dumps({"a": 1})
     assert _codec._C_ENCODE is first
+
+
+def test_without_the_c_encoder_the_text_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    def other_signature(*args: object) -> None:
+        raise TypeError("c_make_encoder() takes other arguments")
+
+    monkeypatch.setattr(_codec, "_make_c_encoder", other_signature)
+    assert _codec._c_encoder() is None  # another Python's encoder factory: not used
+    monkeypatch.setattr(_codec, "_C_ENCODE", None)
+    value = {"t": "é\u2028😀", "n": [1.5, None, True, -3], "": {"k": '\x00"\\'}}
+    assert dumps(value) == _reference(value)
