@@ -13,22 +13,19 @@ fails and it falls back to the generic encoder, which escapes the whole line.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from json.encoder import encode_basestring
 
 from acp_bridge._json import JsonValue
+from acp_bridge.agent._json_text import Unfit, usage_text
 from acp_bridge.agent._light import prompt_response_wire
 from acp_bridge.agent._report import turn_report
 from acp_bridge.jsonrpc import EncodedResult
-from acp_bridge.providers import Usage
 from acp_bridge.sessions import TurnStart
 from acp_bridge.turn import (
-    AttemptState,
     AttemptUsage,
     SummaryCall,
     ToolRun,
-    ToolStatus,
     TurnResult,
 )
 from acp_bridge.wire import BIG_STRING_CHARS
@@ -36,22 +33,10 @@ from acp_bridge.wire import BIG_STRING_CHARS
 __all__ = ["prompt_response", "prompt_response_text"]
 
 
-class _Unfit(Exception):
-    """A value the generic encoder must judge (see the module docstring)."""
-
-
-# The engine's enums are written as they are: none of their values needs escaping.
-assert all(
-    encode_basestring(member) == f'"{member}"'
-    for enum in (AttemptState, ToolStatus)
-    for member in enum
-)
-
-
 def _str(value: str) -> str:
     """A string the bridge does not bound the length of (a reason, a tool's name)."""
     if len(value) > BIG_STRING_CHARS:
-        raise _Unfit
+        raise Unfit
     return encode_basestring(value)
 
 
@@ -63,26 +48,10 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _usage(usage: Usage | None) -> str:
-    if usage is None:
-        return "null"
-    cost = usage.cost
-    if cost is None:
-        tail = "}"
-    elif type(cost) is float and math.isfinite(cost):
-        tail = f',"cost":{float.__repr__(cost)}}}'
-    else:
-        raise _Unfit  # the generic encoder refuses a non-finite float
-    return (
-        f'{{"input":{usage.input_tokens},"output":{usage.output_tokens},'
-        f'"cachedInput":{usage.cached_input_tokens},"reasoning":{usage.reasoning_tokens}{tail}'
-    )
-
-
 def _summary_attempt(a: AttemptUsage) -> str:
     return (
         f'{{"attempt":{a.attempt},"state":{_str(a.state)},"reason":{_opt_str(a.reason)},'
-        f'"billed":{_bool(a.billed)},"usage":{_usage(a.usage)}}}'
+        f'"billed":{_bool(a.billed)},"usage":{usage_text(a.usage)}}}'
     )
 
 
@@ -114,8 +83,7 @@ def _report_text(start: TurnStart, result: TurnResult) -> str:
             billed += 1
         attempts.append(
             f'{{"modelCall":{a.model_call},"attempt":{a.attempt},"state":"{a.state}",'
-            f'"reason":{"null" if a.reason is None else _str(a.reason)},'
-            f'"billed":{"true" if a.billed else "false"},"usage":{_usage(a.usage)}}}'
+            f'"reason":{_opt_str(a.reason)},"billed":{_bool(a.billed)},"usage":{usage_text(a.usage)}}}'
         )
     effects = _effects(result.tool_runs) if result.tool_runs else ""
     summaries = ""
@@ -136,7 +104,7 @@ def prompt_response_text(stop_reason: str, start: TurnStart, result: TurnResult)
     without its newline, or None when the generic encoder must write it."""
     try:
         report = _report_text(start, result)
-    except _Unfit:
+    except Unfit:
         return None
     return f'{{"_meta":{{"acpBridge":{report}}},"stopReason":{encode_basestring(stop_reason)}}}'
 

@@ -12,42 +12,16 @@ in a string) gets None, and the caller takes the general encoder.
 
 from __future__ import annotations
 
-import math
 from json.encoder import encode_basestring
 
 from acp_bridge._json import JsonObject
+from acp_bridge.agent._json_text import Unfit, number_text, usage_text
 from acp_bridge.agent._live import LiveUpdates, usage_meta, usage_wire
 from acp_bridge.jsonrpc import JsonRpcPeer
 from acp_bridge.providers import Usage
 from acp_bridge.turn import UsageReport
 
 __all__ = ["UsageLines"]
-
-
-class _Unusual(Exception):
-    """A figure only the general encoder writes as it does."""
-
-
-def _number(value: object) -> str:
-    """A cost as the general encoder writes it (a finite float, a plain int)."""
-    if type(value) is float and math.isfinite(value):
-        return float.__repr__(value)
-    if type(value) is int:
-        return int.__repr__(value)
-    raise _Unusual
-
-
-def _fields(usage: Usage | None) -> str:
-    """`usage_fields(usage)` as JSON."""
-    if usage is None:
-        return "null"
-    tokens, output = usage.input_tokens, usage.output_tokens
-    cached, reasoning = usage.cached_input_tokens, usage.reasoning_tokens
-    # An exact int formats as the general encoder writes it (a bool would not).
-    if not (type(tokens) is type(output) is type(cached) is type(reasoning) is int):
-        raise _Unusual
-    text = f'{{"input":{tokens},"output":{output},"cachedInput":{cached},"reasoning":{reasoning}'
-    return f"{text}}}" if usage.cost is None else f'{text},"cost":{_number(usage.cost)}}}'
 
 
 def _billed(report: UsageReport, kept_fields: str) -> str:
@@ -71,7 +45,7 @@ def _billed(report: UsageReport, kept_fields: str) -> str:
             reasoning += usage.reasoning_tokens
             cost += usage.cost or 0.0
             costs = costs or usage.cost is not None
-    return _fields(Usage(tokens, output, cached, reasoning, cost if costs else None))
+    return usage_text(Usage(tokens, output, cached, reasoning, cost if costs else None))
 
 
 class UsageLines:
@@ -118,14 +92,14 @@ class UsageLines:
         report), "sizeSource": source})`; None when only the general encoder writes it."""
         try:
             return self._line(report, used, size, cost, source).encode("utf-8")
-        except (_Unusual, UnicodeEncodeError, ArithmeticError, ValueError):
+        except (Unfit, UnicodeEncodeError, ArithmeticError, ValueError):
             return None  # the general path writes it, or refuses it as it did
 
     def _line(
         self, report: UsageReport, used: int, size: int, cost: float | None, source: str
     ) -> str:
         if not (type(used) is type(size) is type(report.model_call) is int) or used < 0 or size < 0:
-            raise _Unusual  # a negative count: the general path refuses it (`usage_wire`)
+            raise Unfit  # a negative count: the general path refuses it (`usage_wire`)
         parts = [self._prefix]
         if report.compaction_id is not None:
             estimated = "false" if report.context is None else "true"
@@ -133,7 +107,7 @@ class UsageLines:
                 f'"compactionId":{encode_basestring(report.compaction_id)},"estimated":{estimated},'
             )
         kept = report.kept
-        kept_fields = _fields(kept)  # also the kept attempt's own, written out once
+        kept_fields = usage_text(kept)  # also the kept attempt's own, written out once
         parts.append(
             f'"modelCall":{report.model_call},"kept":{kept_fields},'
             f'"billed":{_billed(report, kept_fields)},"attempts":['
@@ -143,16 +117,16 @@ class UsageLines:
             usage = attempt.usage
             number, billed = attempt.attempt, attempt.billed
             if type(number) is not int or type(billed) is not bool:
-                raise _Unusual
+                raise Unfit
             parts.append(
                 f'{comma}{{"attempt":{number},"state":{encode_basestring(attempt.state)},'
                 f'"billed":{"true" if billed else "false"},'
-                f'"usage":{kept_fields if usage is kept else _fields(usage)}}}'
+                f'"usage":{kept_fields if usage is kept else usage_text(usage)}}}'
             )
             comma = ","
         amount = ""
         if cost is not None:
-            amount = f',"cost":{{"amount":{_number(float(cost))},"currency":"USD"}}'
+            amount = f',"cost":{{"amount":{number_text(float(cost))},"currency":"USD"}}'
         parts.append(
             f'],"sizeSource":{encode_basestring(source)}}}}},'
             f'"sessionUpdate":"usage_update","used":{used},"size":{size}{amount}}}}}}}\n'

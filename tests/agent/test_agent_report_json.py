@@ -152,3 +152,11 @@ def test_a_common_turn_is_written_whole() -> None:
         "_meta": {"acpBridge": turn_report(start, result)},
         "stopReason": "end_turn",
     }
+
+
+def test_the_engine_states_are_written_without_escaping() -> None:
+    # The text writes an attempt's state and a tool run's status between plain quotes.
+    from json.encoder import encode_basestring
+
+    for member in (*AttemptState, *ToolStatus):
+        assert encode_basestring(member) == f'"{member}"'
